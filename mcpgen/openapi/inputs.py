@@ -113,6 +113,10 @@ class InputImport(ImportBase):
         read_only = self.converter.plans["readOnly"].plan(schema)  # an object's (not sent)
         extra = {"style": style, "explode": explode, "content_type": content_type}
         extra["read_only"] = read_only or None
+        # a value the document marks secret: kept out of URLs shown (spans, errors) and answers
+        marks = self.converter.applying(schema)
+        secret = any(node.get("format") == "password" for node in marks)
+        extra["secret"] = secret or self.converter.marked_read_only(schema, "writeOnly") or None
         # OpenAPI 3.2 extends allowReserved to paths; Azure says x-ms-skip-url-encoding
         if True in (param.get("allowReserved"), param.get("x-ms-skip-url-encoding")):
             extra["allow_reserved"] = location in ("query", "path") or None

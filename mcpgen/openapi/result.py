@@ -26,7 +26,8 @@ class Param:
     ``argument`` the input property carrying it; ``style``/``explode`` as written (None: the
     location's default); ``content_type``: a ``content`` parameter's media type; ``part``:
     the multipart property on whose parts this header is sent; ``allow_reserved``: reserved
-    characters sent bare; ``read_only``: an object value's ``readOnly`` plan (not sent)."""
+    characters sent bare; ``read_only``: an object value's ``readOnly`` plan (not sent);
+    ``secret``: its schema says ``format: password`` or ``writeOnly`` (a PIN in the URL)."""
 
     name: str
     location: str
@@ -38,6 +39,7 @@ class Param:
     part: str | None = None
     allow_reserved: bool | None = None
     read_only: dict[str, Json] | None = None
+    secret: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -161,6 +161,13 @@ async def follow(api: API, request: Request) -> httpx2.Response:
             method, options = "GET", {}
             headers.pop("Content-Type", None)
         if trusted and origin(url) != home:
+            if options and request.secret_body:  # a 307/308 sends it again, its password too
+                parts = urlsplit(url)
+                raise ToolError(
+                    f"{request.shown()}: the API redirected ({response.status_code}) to another "
+                    f"origin, {parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}, that would get "
+                    "the body again with a value the document marks writeOnly; not followed"
+                )
             trusted = False
             headers = {k: v for k, v in headers.items() if k not in request.secret_headers}
             cookies, url = {}, request.leaving(url)

@@ -12,7 +12,7 @@ import os
 import random
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, quote_plus, urljoin, urlsplit
 
 import anyio
 import httpx2
@@ -21,7 +21,7 @@ import mcp_types as types
 from . import answers, files, redirects, wire, wire_body, wire_request
 from .context import Context
 from .credentials import CacheBackend, Credentials
-from .errors import ToolError
+from .errors import REDACTED, ToolError
 from .wire_request import Request
 
 Json = Any
@@ -116,22 +116,28 @@ class Upstream:
     ) -> types.CallToolResult:
         """The operation called; ``output`` validates a success answer (``answers.result``)."""
         path, arguments = operation["path"], wire.integral(arguments)
-        request = Request(operation["method"], "")
+        request, hidden = Request(operation["method"], ""), ""  # the path as shown, if secret
         part_headers: dict[str, dict[str, str]] = {}  # multipart property -> its parts' headers
         for param in operation["params"]:
             value, where = arguments.get(param["argument"]), param["location"]
             value = wire_body.without_read_only(value, param.get("read_only") or {})  # not sent
             if value is None and (where != "path" or param["argument"] not in arguments):
                 continue  # null is absent (a null path value is refused below)
+            if secret := param.get("secret"):  # (format: password, writeOnly): not shown
+                request.chosen |= _secret_forms(value)
             if where == "path":
-                path = path.replace(
-                    "{" + param["name"] + "}", wire.path_segment(param["name"], value, param)
-                )
+                name = "{" + param["name"] + "}"
+                text = wire.path_segment(param["name"], value, param)
+                if secret or hidden:  # (from the first secret one on)
+                    hidden = (hidden or path).replace(name, REDACTED if secret else text)
+                path = path.replace(name, text)
             elif where == "query":
                 query = request.parts["query"]
                 for key, text in wire.query_pairs(param["name"], value, param):
                     held = query.get(key)
                     query[key] = text if held is None else [*wire.as_list(held), text]
+                    if secret:
+                        request.hidden_query |= {key}
             elif where == "header":
                 if param["name"].lower() in wire.RESERVED_HEADERS:
                     continue  # framing and credentials are never the caller's to set
@@ -141,14 +147,15 @@ class Upstream:
             else:
                 request.parts["cookies"].update(wire.cookie_pairs(param["name"], value, param))
         request.url = wire_request.join(base := self.base_of(operation), path)
-        request.at(base, self.settings["baseUrl"] if base == self.base_url else base)
+        request.at(base, self.settings["baseUrl"] if base == self.base_url else base, path, hidden)
         await self.authorize(request, operation["security"], ctx)
         body = operation.get("body")
         if body is not None and _sent(body, arguments):
             arguments = await files.resolve(body, arguments, ctx, self.max_file)
             request.options = wire_body.body(body, arguments, part_headers, self.max_file)
             if body.get("write_only"):  # a password sent: any answer echoing it has it redacted
-                request.secrets |= wire_body.write_only(body, arguments)
+                request.chosen |= wire_body.write_only(body, arguments)
+                request.secret_body = bool(request.chosen)
             media = request.options.pop("type", body.get("media_type") or body["content_type"])
             if request.options:
                 request.parts["headers"].setdefault("Content-Type", media)
@@ -189,6 +196,13 @@ class Upstream:
                 continue
             return response
         raise AssertionError("unreachable")
+
+
+def _secret_forms(value: Json) -> set[str]:
+    """The strings of a secret parameter's ``value``, as sent and percent-encoded (an API
+    echoing the URL it was asked)."""
+    texts = [t for t in wire.as_list(value) if isinstance(t, str) and t]
+    return {form for t in texts for form in (t, quote(t, safe=""), quote_plus(t))}
 
 
 def _sent(body: dict[str, Json], arguments: dict[str, Json]) -> bool:

@@ -94,6 +94,9 @@ async def poll(
             trusted = trusted and redirects.origin(url) == home  # credentials stay home
             follow = Request("GET", url if trusted else request.leaving(url))
             follow.base, follow.api = request.base, request.api
+            follow.hidden_query = (
+                request.hidden_query
+            )  # (a secret parameter's name: shown REDACTED)
             if trusted:
                 follow.parts["headers"] = dict(request.parts["headers"])
                 follow.parts["cookies"] = dict(request.parts["cookies"])
@@ -101,6 +104,7 @@ async def poll(
                 follow.secret_headers = set(request.secret_headers)
                 follow.secret_query = set(request.secret_query)
                 follow.secrets = set(request.secrets)  # a redirect off the API drops echoes
+                follow.chosen = request.chosen
             else:
                 headers = request.parts["headers"]
                 follow.parts["headers"] = {

@@ -125,7 +125,18 @@ def keylike(segment: str) -> bool:
 
 
 class Request:
-    """One upstream request being assembled: its parts and which query names are secret."""
+    """One upstream request being assembled: its parts and which query names are secret.
+    What the caller sent that the document marks secret (``writeOnly``, a password) is
+    ``chosen``: hidden from answers as a value (``answers.scrubbed``), never in a key or a
+    word; such a query name is shown ``REDACTED`` like a key's (``hidden_query``), such a
+    path value too (``hidden_path``: the URL with it, and as it is shown); ``secret_body``:
+    the body sends one, not sent again off the API's origin (``redirects.follow``). (Class
+    defaults, replaced when set: most requests have none.)"""
+
+    chosen: frozenset[str] = frozenset()
+    hidden_query: frozenset[str] = frozenset()
+    hidden_path = ("", "")
+    secret_body = False
 
     def __init__(self, method: str, url: str) -> None:
         self.method = method
@@ -138,19 +149,25 @@ class Request:
         self.base: tuple[str, str, frozenset[str]] = ("", "", frozenset())  # ``shown_base``
         self.api = ""  # the base URL it is sent to (``at``)
 
-    def at(self, base: str, documented: str) -> None:
+    def at(self, base: str, documented: str, path: str = "", hidden: str = "") -> None:
         """The request made to ``base``, documented as ``documented``: what ``base`` adds
-        is shown ``REDACTED`` in URLs and taken out of answers like a credential sent."""
+        is shown ``REDACTED`` in URLs and taken out of answers like a credential sent.
+        ``hidden``: the ``path`` as shown, a secret parameter's value ``REDACTED``."""
         real, shown, names, held = shown_base(base, documented)
         self.base, self.api = (real, shown, names), base
         for value in held - {""}:
             self.secrets.update(credential_forms(value))
+        if hidden:
+            home = base.partition("?")[0]
+            self.hidden_path = join(real or home, path), join(shown or home, hidden)
 
     def redact(self, url: str) -> str:
         """``url`` as it may be shown: ``redact``, and the base URL's path as ``shown_base``."""
-        real, shown, names = self.base
-        url = shown + url[len(real) :] if real and url.startswith(real) else url
-        return redact(url, self.secret_query | names)
+        for real, shown in (self.hidden_path, self.base[:2]):
+            if real and url.startswith(real):
+                url = shown + url[len(real) :]
+                break
+        return redact(url, self.secret_query | self.base[2] | self.hidden_query)
 
     def shown(self, url: str | None = None) -> str:
         return f"{self.method} {self.redact(url or self.url)}"
@@ -158,7 +175,7 @@ class Request:
     def leaving(self, url: str) -> str:
         """``url`` fit to follow off the API's origin: without a query pair that names or
         holds a credential; refused when one is left elsewhere (``https://cdn/KEY/file``)."""
-        url = without(url, self.secret_query, self.secrets)
+        url = without(url, self.secret_query, self.secrets | self.chosen)
         if self.scrub(url) != url:
             raise ToolError(
                 f"{self.shown()}: the API redirected to another origin with a credential in "
@@ -167,13 +184,23 @@ class Request:
         return url
 
     def scrub(self, text: str) -> str:
-        """``text`` (an upstream answer shown to the client) without any credential sent."""
-        return scrubber(self.secrets)(text)
+        """``text`` (an upstream answer shown to the client) without any credential sent,
+        nor a secret the caller chose standing alone (``scrubber``)."""
+        return scrubber(self.secrets, self.chosen)(text)
 
 
-def scrubber(secrets: Collection[str]) -> Callable[[str], str]:
-    """What takes each of ``secrets`` (4 characters or more) out of a text: one pattern,
-    longest first, made once for all the strings of an answer."""
-    kept = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
-    pattern = re.compile("|".join(map(re.escape, kept))) if kept else None
+def scrubber(secrets: Collection[str], chosen: Collection[str] = ()) -> Callable[[str], str]:
+    """What takes each of ``secrets`` (4 characters or more) out of a text, and each of
+    ``chosen`` (4 or more) where it stands alone, no letter, digit or ``_`` either side: a
+    password ``name`` is cut out of ``name: x`` or ``pw=name&``, never out of ``username``
+    (a random key is no word; a caller's choice may be one). One pattern, longest first,
+    made once for all the strings of an answer."""
+    kept = sorted((s for s in (*secrets, *chosen) if len(s) >= 4), key=len, reverse=True)
+    # the text first, then what is before it (a pattern opening with a look-behind is
+    # tried at every position: 16 times slower over an answer's strings)
+    texts = [
+        re.escape(s) if s in secrets else rf"{re.escape(s)}(?<!\w[\s\S]{{{len(s)}}})(?!\w)"
+        for s in kept
+    ]
+    pattern = re.compile("|".join(texts)) if kept else None
     return str if pattern is None else functools.partial(pattern.sub, REDACTED)

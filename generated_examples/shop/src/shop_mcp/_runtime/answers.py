@@ -76,7 +76,7 @@ def result(
     stripped: list[Json] = []  # the body's JSON without what they leave out, parsed once
     sent = (operation.get("body") or {}).get("write_only")  # (``request.secrets`` has them)
     if (any(hidden) or sent) and response.content:  # any body, whatever its status or label
-        response, stripped = _without(response, media, hidden, request.secrets)
+        response, stripped = _without(response, media, hidden, request)
     if status >= 400 or (300 <= status < 400 and status != 304):  # a redirect not followed
         return tool_error(error_text(response, operation, request, media))
     json_answer = is_json(media)
@@ -103,20 +103,21 @@ def result(
                 f"(HTTP {status})"
             )
         raw = data
-        if request.secrets:  # an echoed credential (a query key in ``links.next``)
-            data = scrubbed(data, request.secrets)
+        if request.secrets or request.chosen:  # an echoed credential (``links.next``'s key)
+            data = scrubbed(data, request.secrets, request.chosen)
         if operation.get("wrapped"):
             data, raw = {"result": data}, {"result": raw}
         if output is not None:  # what the client receives is checked (it checks it too)
             refused = _first_error(output, data, values=not hidden)
             if refused:
-                redacted = bool(request.secrets) and not _first_error(output, raw)
+                redacted = bool(request.secrets or request.chosen)
+                redacted = redacted and not _first_error(output, raw)
                 return tool_error(mismatch(response, operation, request, refused, redacted))
         return structured(data)
     if media.startswith("text/") or media in ("application/xml", "application/yaml"):
         return types.CallToolResult(content=[text(request.scrub(response.text))])
     blob = response.content  # any other type (Atom's +xml, NDJSON...) may echo a key too
-    for secret in sorted(request.secrets, key=len, reverse=True):
+    for secret in sorted(request.secrets | request.chosen, key=len, reverse=True):
         blob = blob.replace(secret.encode(), REDACTED.encode()) if len(secret) >= 4 else blob
     if media.startswith("image/"):
         return types.CallToolResult(content=[image(blob, media)])
@@ -139,13 +140,13 @@ def _plans(plans: dict[str, Json], status: int) -> list[dict[str, Json]]:
 
 
 def _without(
-    response: httpx2.Response, media: str, hidden: Sequence[Json], secrets: Collection[str]
+    response: httpx2.Response, media: str, hidden: Sequence[Json], request: Request
 ) -> tuple[httpx2.Response, list[Json]]:
     """``response`` without what the ``writeOnly`` plans leave out (a password), when its
     body is JSON whatever its label (``text/plain``, none) or status (an error echoing the
     request): nothing of it when the whole answer is; a body not JSON as it is. Its JSON so
     stripped comes too: a JSON success answer is not written again, only read once (its
-    ``secrets`` are taken out next), another only when something is left out."""
+    ``request``'s secrets are taken out next), another only when something is left out."""
     gone = any("gone" in plan for plan in hidden)
     if not gone and media.endswith(("/xml", "+xml")):  # (one that does not parse: as it is)
         body = wire_xml.without(response.content, hidden)
@@ -157,7 +158,7 @@ def _without(
             data = wire_body.without_read_only(data, plan)
         if not gone and is_json(media) and response.status_code < 300:
             return response, [data]
-        data = scrubbed(data, secrets)
+        data = scrubbed(data, request.secrets, request.chosen)
         if not gone and data == came:
             return response, [data]
         body = b"" if gone else json.dumps(data, ensure_ascii=False).encode()  # (UTF-8)
@@ -224,13 +225,18 @@ def too_deep(data: Json, limit: int = MAX_DEPTH) -> bool:
     return True
 
 
-def scrubbed(data: Json, secrets: Collection[str]) -> Json:
-    """``data`` with every credential sent (and each string it sent ``writeOnly``) removed
-    from its strings (4 characters or more: ``wire_request.scrubber``) and any string that is one,
-    whatever its length (``"q7z"``: known exactly); a 3-character one is never cut out of
-    text. Numbers are left alone: an equal page number or year is no echo of a PIN."""
-    whole = set(secrets) - {""}
-    scrub = wire_request.scrubber(secrets)
+def scrubbed(data: Json, secrets: Collection[str], chosen: Collection[str] = ()) -> Json:
+    """``data`` with every credential sent removed from its strings and keys (4 characters
+    or more: ``wire_request.scrubber``) and any string that is one, whatever its length
+    (``"q7z"``: known exactly); a 3-character one is never cut out of text. What the caller
+    sent that the document marks secret (``chosen``: a ``writeOnly`` password) is a value
+    only: a string equal to it is ``REDACTED``, one holding it standing alone (4 characters
+    or more) has it cut out; a key is never rewritten (a password ``user`` left
+    ``{"user": ...}`` as ``{"REDACTED": ...}``), nor a word holding it (``username``).
+    Numbers are left alone: an equal page number or year is no echo of a PIN."""
+    whole = (set(secrets) | set(chosen)) - {""}
+    scrub = wire_request.scrubber(secrets, chosen)
+    key = scrub if not chosen else wire_request.scrubber(secrets) if secrets else str
 
     def each(data: Json) -> Json:
         if isinstance(data, str):
@@ -238,7 +244,7 @@ def scrubbed(data: Json, secrets: Collection[str]) -> Json:
         if isinstance(data, list):
             return [each(item) for item in data]
         if isinstance(data, dict):
-            return {scrub(key): each(item) for key, item in data.items()}
+            return {key(name): each(item) for name, item in data.items()}
         return data
 
     return each(data)
