@@ -321,5 +321,8 @@ def leave_out(
             converter.origin[renamed] = converter.origin[name]
     top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay
     out = visit(top) if way == "Answer" else children(top, lambda sub, _: visit(sub))
+    for copy, name in names.values():  # (a member of a copy, once under way, named since)
+        if converter.defs.get(name) is copy:
+            converter.deps[name] = frozenset(def_refs(copy))
     converter.add_defs(out, def_refs(out))  # (what a lifted reference named may be unused)
     return out
