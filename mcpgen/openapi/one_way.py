@@ -168,7 +168,9 @@ def leave_out(
         mine = restrict(every, holds(defs[ref])) if ref in defs else every  # (ref's names)
         if ref is not None and ref in defs and beside and not within(mine, paths(defs[ref])):
             copy = lift(ref, mine)  # what it names, as a member, without them
-            if copy is None or copy != lift(ref, NONE):  # (it declares or requires one)
+            if copy is not None and copy == lift(ref, NONE):  # (none of them is ref's)
+                settle(copy, new.get(ref, ref))  # (its members under way: the definition's)
+            else:  # (it declares or requires one)
                 del out["$ref"]
                 member = {"$ref": def_ref(named(ref, copy)) if copy is not None else f"{ref}\0"}
                 if copy is None:  # the copy being made (a cycle): its name once it has one
@@ -274,13 +276,17 @@ def leave_out(
             src, path = converter.origin[ref]
             key = (src, (*path, way.lower(), digest))
             name = converter.naming.name_of(key, f"{ref}{way}{digest[:6]}") if naming else digest
-            for member in selves.pop(id(copy), ()):
-                member["$ref"] = def_ref(name)
+            settle(copy, name)
             names[id(copy)] = copy, name
             if naming and name not in converter.defs:
                 converter.defs[name], converter.deps[name] = copy, frozenset(def_refs(copy))
                 converter.origin[name] = converter.origin[ref]
         return names[id(copy)][1]
+
+    def settle(copy: Json, name: str) -> None:
+        """``copy``'s members referring to it while it was made given ``name``."""
+        for member in selves.pop(id(copy), ()):
+            member["$ref"] = def_ref(name)
 
     defs, new, lifted = schema.get("$defs", {}), dict[str, str](), dict[Any, Json]()
     making: dict[tuple[str, int], list[dict[str, str]]] = {}  # lifts under way: self-references
@@ -315,5 +321,8 @@ def leave_out(
             converter.origin[renamed] = converter.origin[name]
     top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay
     out = visit(top) if way == "Answer" else children(top, lambda sub, _: visit(sub))
+    for copy, name in names.values():  # (a member of a copy, once under way, named since)
+        if converter.defs.get(name) is copy:
+            converter.deps[name] = frozenset(def_refs(copy))
     converter.add_defs(out, def_refs(out))  # (what a lifted reference named may be unused)
     return out
