@@ -19,6 +19,7 @@ from mcpgen.load import MAX_DOCUMENT_BYTES, Document, JsonPath, load_file
 from mcpgen.problems import InputError, Level, Location, Problem, Problems, clip
 
 Key = tuple[int, JsonPath]
+Heard = tuple[str, int, JsonPath, str]  # a problem reported: level, file, path, message
 MAX_FILES = 256
 MAX_REF_CHAIN = 64
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -54,10 +55,13 @@ class Sources:
         self.by_path: dict[Path, Source | _Failure] = {main_path: first}
         self.quiet = False  # while scanning: problems are reported where references are used
         self._targets: dict[tuple[int, str], Key | _Failure] = {}  # each reference's, once
+        self.heard: list[Heard] | None = None  # the problems reported, kept (``kept``)
 
     # -- problems ------------------------------------------------------------------------
     def report(self, level: Level, src: int, path: Sequence[str | int], message: str) -> None:
         if not self.quiet:
+            if self.heard is not None:
+                self.heard.append((level.value, src, tuple(path), message))
             self.problems.add(Problem(level, self.location(src, path), pointer(path), message))
 
     def error(self, src: int, path: Sequence[str | int], message: str) -> None:
