@@ -2,12 +2,15 @@
 a rebuild after one operation changed builds that one again and takes every other one's
 tool, operation and problems as they were, with the converted definitions.
 
-The file's digest covers what every operation's result depends on besides its own part of
-``paths``: mcpgen's code (and Python's version: ``marshal``'s format), the import's options,
-the tools' names (the definitions' names avoid their model classes) and the document without
-``paths`` (components, security, servers...). Each operation's entry is keyed by its own part
-(the operation, its path item's parameters and server, its tool's name). Kept only from an
-import without errors, of one file in which no reference points into ``paths``. One
+One file per source document and options (its name's digest): the next build of that
+source replaces it. It holds, first, the digest of what every operation's result depends on
+besides its own part of ``paths`` (a file with another is a miss): mcpgen's code (and
+Python's version: ``marshal``'s format), the import's options, the tools' names (the
+definitions' names avoid their model classes) and the document without ``paths``
+(components, security, servers...). Each operation's entry is keyed by its own part (the
+operation, its path item's parameters and server, its tool's name). Neither read nor kept
+for a document that refers to other files (their schemas are named before any is read);
+kept only from an import without errors in which no reference points into ``paths``. One
 ``marshal`` of the whole keeps the objects the results share (definitions, bundles, plans)
 shared when read back."""
 
@@ -19,6 +22,7 @@ import hashlib
 import marshal
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,10 +30,12 @@ from typing import TYPE_CHECKING, Any
 from mcpgen import cache
 from mcpgen.openapi.parts import Built, Candidate
 from mcpgen.openapi.result import Body, Operation, Param
+from mcpgen.openapi.sources import _EXTERNAL_REF
 from mcpgen.problems import Level
 
 if TYPE_CHECKING:
     from mcpgen.openapi.importer import _Importer
+    from mcpgen.openapi.schema import SchemaConverter
 
 Json = Any
 PREFIX = "openapi-v1-"
@@ -47,9 +53,10 @@ def code_digest() -> str:
 
 
 def _digest(value: Json) -> str | None:
-    """Equal bytes only for equal values (a miss, never a wrong hit, when they differ)."""
+    """Equal bytes only for equal values (a miss, never a wrong hit, when they differ);
+    version 0: no references nor interning marks, which depend on what else holds a value."""
     try:
-        return hashlib.blake2b(marshal.dumps(value), digest_size=20).hexdigest()
+        return hashlib.blake2b(marshal.dumps(value, 0), digest_size=20).hexdigest()
     except ValueError:  # a value marshal does not write (a YAML date...): not kept
         return None
 
@@ -75,6 +82,27 @@ def _fields(operation: Operation) -> tuple[Json, ...]:
     return tuple(values)
 
 
+@contextlib.contextmanager
+def kept_as(converter: SchemaConverter, name: str, new: bool) -> Iterator[None]:
+    """Met by the operation built, as a definition is: what is reported and met inside
+    (``new``: converted there, an answer's schema shared by operations) kept under ``name``,
+    and reported again for every operation meeting it, whichever met it first."""
+    sources, heard, met = converter.sources, converter.sources.heard, converter.met
+    if met is not None:
+        met.add(name)
+    if not new or heard is None:
+        yield
+        return
+    converter.heard[name] = sources.heard = []
+    inside: set[str] = set()
+    converter.met = inside
+    try:
+        yield
+    finally:
+        converter.deps[name] = frozenset(inside)
+        sources.heard, converter.met = heard, met
+
+
 class Kept:
     """One import's entries: read before the operations are built, written after."""
 
@@ -84,10 +112,12 @@ class Kept:
         self.converter = importer.converter
         store = cache.cache_dir() if tool_names is not None else None
         self.path: Path | None = None
-        if store is not None:
+        main = importer.sources.items[0]
+        if store is not None and not _EXTERNAL_REF.search(main.doc.text):  # (one file only)
             rest = {k: v for k, v in importer.data.items() if k != "paths"}
-            base = _digest([code_digest(), importer.raw_options, tool_names, rest])
-            self.path = store / f"{PREFIX}{base}.marshal" if base else None
+            self.base = _digest([code_digest(), importer.raw_options, tool_names, rest])
+            where = _digest([str(main.path), importer.raw_options])  # one file a source
+            self.path = store / f"{PREFIX}{where}.marshal" if self.base and where else None
         self.entries: dict[str, tuple[Json, ...]] = {}
         self.used: dict[str, tuple[Json, ...]] = {}
         self.missed = False
@@ -102,14 +132,20 @@ class Kept:
         importer.sources.heard = [] if self.path is not None else None
 
     def _read(self) -> tuple[Json, ...] | None:
+        """The file's parts, if it holds this document's (any failure: a miss)."""
         assert self.path is not None
         try:
-            pack = marshal.loads(self.path.read_bytes())
-        except (OSError, ValueError, EOFError, TypeError):  # missing or damaged: built again
+            base, *pack = marshal.loads(self.path.read_bytes())
+            shapes = (dict, dict, dict, dict, set, dict, dict, dict)
+            if base != self.base or not all(map(isinstance, pack, shapes)) or len(pack) != 8:
+                return None
+            if not all(isinstance(e, tuple) and len(e) == 4 for e in pack[7].values()):
+                return None
+        except Exception:  # missing, damaged or not this code's: built again
             return None
         with contextlib.suppress(OSError):
             os.utime(self.path)  # used now (``cache.prune``)
-        return pack if isinstance(pack, tuple) and len(pack) == 8 else None
+        return tuple(pack)
 
     def build(self, cand: Candidate, name: str) -> Built:
         """The operation's tool and operation: kept, or built (and kept)."""
@@ -155,18 +191,14 @@ class Kept:
                 sources.report(Level(level), src, path, message)
         if not self.missed or self.path is None or self.importer.problems.has_errors():
             return
-        if (
-            len(sources.items) > 1
-            or converter.xml
-            or any(
-                not isinstance(key, tuple) or key[0] != 0 or key[1][:1] == ("paths",)
-                for key in sources._targets.values()
-            )
+        if converter.xml or any(
+            not isinstance(key, tuple) or key[1][:1] == ("paths",)
+            for key in sources._targets.values()
         ):
-            return  # another file, or a reference into paths: not what the keys cover
+            return  # a reference into paths: not what the keys cover
         naming = converter.naming
         pack = (
-            converter.defs, converter.deps, converter.origin, naming.names, naming.taken,
+            self.base, converter.defs, converter.deps, converter.origin, naming.names, naming.taken,
             converter._bundles, converter.heard, self.used,
         )  # fmt: skip
         try:
