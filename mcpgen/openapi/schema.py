@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from mcpgen.check import schemas as json_schema
 from mcpgen.check.ref_depth import Depths, long_inheritance
 from mcpgen.check.schemas import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, def_name, def_ref
 from mcpgen.load import JsonPath
@@ -92,13 +93,7 @@ class SchemaConverter:
 
     def add_defs(self, schema: dict[str, Json], roots: Iterable[str]) -> None:
         """Give ``schema`` the definitions ``roots`` need, transitively, as ``$defs``."""
-        needed: set[str] = set()
-        todo = list(roots)
-        while todo:
-            name = todo.pop()
-            if name not in needed and name in self.defs:
-                needed.add(name)
-                todo.extend(self.deps.get(name, ()))
+        needed = json_schema.closure(roots, self.deps)  # (each definition has its deps)
         if needed:
             bundle = {name: self.defs[name] for name in sorted(needed)}
             schema["$defs"] = self._bundles.setdefault(frozenset(needed), bundle)
