@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcpgen.check import schemas as json_schema
 from mcpgen.check.schemas import def_name
 from mcpgen.openapi.one_way import beside, schema_objects
 
@@ -69,12 +70,8 @@ class Plans:
         while grown := {n for n in new - live if pruned(self._plans[n])}:
             live |= grown
         found = pruned({k: v for k, v in root.items() if own or k != "drop"})
-        needed, todo = set(), list(root_refs & live)
-        while todo:
-            name = todo.pop()
-            if name not in needed:
-                needed.add(name)
-                todo += [r for r in self._refs.get(name, ()) if r in live]
+        # (a definition not live refers to none that is: it would be live)
+        needed = json_schema.closure(root_refs & live, self._refs) & live
         for name in needed - self._kept.keys():  # (final: what it refers to is planned)
             self._kept[name] = pruned(self._plans[name])
         if needed:
