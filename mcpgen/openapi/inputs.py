@@ -11,7 +11,7 @@ from mcpgen.openapi import swagger2
 from mcpgen.openapi.kept import kept_as
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml, text_of
 from mcpgen.openapi.naming import TEMPLATE
-from mcpgen.openapi.one_way import leave_out, unrequire
+from mcpgen.openapi.one_way import leave_out
 from mcpgen.openapi.parts import Answers, BodyInfo, Candidate, ImportBase, Input
 from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.runtime.wire import RESERVED_HEADERS
@@ -232,9 +232,6 @@ class InputImport(ImportBase):
         writes = self.converter.plans["writeOnly"].plan(given if is_xml(media) else schema)
         plans = (read_only, writes)  # BodyInfo's
         if not spreadable:
-            top = self.converter.read_only(schema)
-            if top:  # not asked of the model (as finish())
-                schema = unrequire(dict(schema), set(top))
             whole = annotate(schema, description=description, examples=examples)
             item = Input("body", "body", whole, required)
             return BodyInfo([item], deps, False, kind, media, required, parts, [], [], *plans)
