@@ -64,26 +64,26 @@ def schema_objects(todo: list[Json]) -> Iterator[dict[str, Json]]:
                     todo.append(value)
 
 
-def marking_patterns(converter: SchemaConverter, target: Json, keys: tuple[str, ...]) -> list[str]:
-    """The ``patternProperties`` patterns whose schema says one of ``keys``, of ``target`` and
+def marking_patterns(converter: SchemaConverter, target: Json, keyword: str) -> list[str]:
+    """The ``patternProperties`` patterns whose schema says ``keyword``, of ``target`` and
     what always applies beside it, at any depth: each marks the properties it matches,
     wherever declared. Found once per schema (``converter.patterns``)."""
     target, _ = converter.resolve(target)
     if not isinstance(target, dict):
         return []
-    key = (id(target), keys)
+    key = (id(target), keyword)
     if key in converter.patterns:
         return converter.patterns[key][1]
     patterns = target.get("patternProperties")
     found = [
         pattern
         for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
-        if any(converter.marked_read_only(sub, k) for k in keys)
+        if converter.marked_read_only(sub, keyword)
     ]
     members = converter.always(target)
     if members:  # (kept with it: its id stays its own; a cycle back to it adds nothing)
         converter.patterns[key] = (target, found)
-        found += [p for m in members for p in marking_patterns(converter, m, keys)]
+        found += [p for m in members for p in marking_patterns(converter, m, keyword)]
     return found
 
 
@@ -184,7 +184,7 @@ def leave_out(
         if not isinstance(node, dict) or id(node) in found:
             return found.get(id(node), NONE)
         found[id(node)] = NONE  # (a reference cycle adds nothing)
-        marked: Paths = (frozenset(converter.read_only(node, (keyword,))), {})
+        marked: Paths = (frozenset(converter.read_only(node, keyword)), {})
         members = [
             *converter.always(node),
             *(m for k in ("oneOf", "anyOf") for m in node.get(k) or ()),

@@ -107,7 +107,7 @@ class Plans:
             return {"ref": name, **wrapped}
         if not isinstance(target, dict):
             return {}
-        drop = self.converter.read_only(target, (self.keyword,))
+        drop = self.converter.read_only(target, self.keyword)
         found = target.get("properties")
         properties: dict[str, Json] = found if isinstance(found, dict) else {}
         plan: dict[str, Json] = {"drop": drop} if drop else {}

@@ -17,7 +17,6 @@ from mcpgen.openapi.plans import Plans
 from mcpgen.openapi.sources import Heard, Key, Sources
 
 Json = Any
-Keys = tuple[str, ...]
 IGNORED = frozenset({"xml", "externalDocs", "$defs", "definitions"})
 UNSUPPORTED = frozenset(
     {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
@@ -47,9 +46,9 @@ class SchemaConverter:
         self._pending: list[tuple[str, Key]] = []
         self._bundles: dict[frozenset[str], dict[str, Json]] = {}
         self.plans = {keyword: Plans(self, keyword) for keyword in ("readOnly", "writeOnly")}
-        self.patterns: dict[tuple[int, Keys], tuple[Json, list[str]]] = {}  # marking_patterns
+        self.patterns: dict[tuple[int, str], tuple[Json, list[str]]] = {}  # marking_patterns
         self._marked: dict[str, dict[int, tuple[Json, bool]]] = {"readOnly": {}, "writeOnly": {}}
-        self._marks_of: dict[Keys, dict[int, tuple[Json, dict[str, int]]]] = {}  # (_marks)
+        self._marks_of: dict[str, dict[int, tuple[Json, dict[str, int]]]] = {}  # (_marks)
         self._depths: Depths = {}  # (long_inheritance, in convert)
         self.xml: dict[int, tuple[Json, Json]] = {}  # id -> a converted schema, its ``xml``
         self.met: set[str] | None = None  # the definitions asked for (``kept``)
@@ -134,14 +133,14 @@ class SchemaConverter:
         return "properties" in schema or "additionalProperties" in schema
 
     # -- readOnly ------------------------------------------------------------------------
-    def read_only(self, schema: Json, keys: Keys = ("readOnly",)) -> list[str]:
-        """The properties of ``schema`` marked one of ``keys`` where they apply to the value
+    def read_only(self, schema: Json, keyword: str) -> list[str]:
+        """The properties of ``schema`` marked ``keyword`` where they apply to the value
         (of ``oneOf``/``anyOf`` members: any, but for ``readOnly`` one that what a member
         declaring it unmarked must have requires: ``_marks``)."""
-        return sorted(prop for prop, mark in self._marks(schema, keys).items() if mark)
+        return sorted(prop for prop, mark in self._marks(schema, keyword).items() if mark)
 
-    def _marks(self, schema: Json, keys: Keys) -> dict[str, int]:
-        """Each property ``schema`` declares: ``MARKED`` one of ``keys``, ``CONTESTED``
+    def _marks(self, schema: Json, keyword: str) -> dict[str, int]:
+        """Each property ``schema`` declares: ``MARKED`` ``keyword``, ``CONTESTED``
         (``readOnly`` only: a ``oneOf``/``anyOf`` member marks it, another declares it
         unmarked and does not require it: marked unless what holds the members requires it,
         decided where that is known), or 0 (each schema once). The one rule for one branch:
@@ -152,18 +151,18 @@ class SchemaConverter:
         target, _ = self.resolve(schema)
         if not isinstance(target, dict):
             return {}
-        memo = self._marks_of.setdefault(keys, {})  # id -> the schema (kept alive), its marks
-        one_branch = keys == ("readOnly",)  # (writeOnly: any member marking it counts)
+        memo = self._marks_of.setdefault(keyword, {})  # id -> the schema (kept alive), its marks
+        one_branch = keyword == "readOnly"  # (writeOnly: any member marking it counts)
         if id(target) not in memo:  # (set before the members: a cycle ends)
             memo[id(target)] = target, (marks := {})
             properties = target.get("properties")
             for prop, sub in properties.items() if isinstance(properties, dict) else ():
-                marks[prop] = MARKED * any(self.marked_read_only(sub, key) for key in keys)
+                marks[prop] = MARKED * self.marked_read_only(sub, keyword)
             for members in self._groups(target):
                 group: dict[str, int] = {}
                 needed, unmarked = set[str](), set[str]()  # (readOnly) declared unmarked
                 for member in members:  # any member marking a property marks it
-                    own = self._marks(member, keys)
+                    own = self._marks(member, keyword)
                     group.update({prop: max(group.get(prop, 0), own[prop]) for prop in own})
                     if one_branch and (mine := {p for p, mark in own.items() if not mark}):
                         unmarked |= mine  # (its values send what it requires)
@@ -173,7 +172,7 @@ class SchemaConverter:
                     for p, mark in group.items()
                 }
                 marks.update({prop: max(marks.get(prop, 0), group[prop]) for prop in group})
-            for pattern in marking_patterns(self, target, keys):  # wherever declared
+            for pattern in marking_patterns(self, target, keyword):  # wherever declared
                 marks.update({prop: MARKED for prop in marks if matches(pattern, prop)})
             if one_branch and CONTESTED in marks.values():  # what holds the members requires
                 asked = self.required(target)
