@@ -222,8 +222,7 @@ class InputImport(ImportBase):
             kind in ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
             and isinstance(target, dict)
             and target.get("type", "object") == "object"
-            and isinstance(target.get("properties"), dict)
-            and target["properties"]
+            and target.get("properties")
             and target.get("additionalProperties", False) is False
             and not any(k in target for k in _NOT_SPREAD)
         )

@@ -74,10 +74,9 @@ def marking_patterns(converter: SchemaConverter, target: Json, keyword: str) -> 
     key = (id(target), keyword)
     if key in converter.patterns:
         return converter.patterns[key][1]
-    patterns = target.get("patternProperties")
     found = [
         pattern
-        for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
+        for pattern, sub in target.get("patternProperties", {}).items()
         if converter.marked_read_only(sub, keyword)
     ]
     members = converter.always(target)
@@ -191,8 +190,7 @@ def leave_out(
         ]
         for member in members:
             marked = union(marked, (frozenset(), paths(member)[1]))
-        properties = node.get("properties")
-        steps = [*(properties.items() if isinstance(properties, dict) else ())]
+        steps = [*node.get("properties", {}).items()]
         for step, sub in [*steps, *((STEPS[k], node.get(k)) for k in STEPS)]:
             if (under := paths(sub)) != NONE:  # (items, values: ``below``)
                 marked = union(marked, (frozenset(), {step: under}))
@@ -227,11 +225,8 @@ def leave_out(
         if not isinstance(node, dict) or id(node) in held:
             return held.get(id(node), NONE)
         held[id(node)] = None
-        own: dict[str, Json] = (
-            node["properties"] if isinstance(node.get("properties"), dict) else {}
-        )
-        asked: list[Json] = node["required"] if isinstance(node.get("required"), list) else []
-        tree: Paths | None = (frozenset(own) | {n for n in asked if isinstance(n, str)}, {})
+        own: dict[str, Json] = node.get("properties", {})
+        tree: Paths | None = (frozenset(own) | set(node.get("required", ())), {})
         ref = def_name(node.get("$ref"))
         members = [m for k in ("allOf", "oneOf", "anyOf") for m in node.get(k) or ()]
         for member in [*members, *([defs.get(ref)] if ref is not None else [])]:

@@ -108,8 +108,7 @@ class Plans:
         if not isinstance(target, dict):
             return {}
         drop = self.converter.read_only(target, self.keyword)
-        found = target.get("properties")
-        properties: dict[str, Json] = found if isinstance(found, dict) else {}
+        properties: dict[str, Json] = target.get("properties", {})
         plan: dict[str, Json] = {"drop": drop} if drop else {}
         named = self._xml_names(target) if self.converter.xml else {}
         xml = {n for p in drop for n in named.get(p, ())} - set(drop)
@@ -123,10 +122,9 @@ class Plans:
             plan["items"] = self._value_plan(target["items"], refs)
         plan["prefix"] = [self._value_plan(i, refs, False) for i in target.get("prefixItems") or ()]
         plan.update(wrapped)  # (its items', its members' items: their elements' element)
-        patterns = target.get("patternProperties")
         plan["patterns"] = {
             pattern: self._value_plan(sub, refs)
-            for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ())
+            for pattern, sub in target.get("patternProperties", {}).items()
         }
         if isinstance(target.get("additionalProperties"), dict):
             plan["additional"] = self._value_plan(target["additionalProperties"], refs)
@@ -148,8 +146,7 @@ class Plans:
             node = self.converter.resolve(todo.pop())[0]
             if isinstance(node, dict) and id(node) not in seen:
                 seen.add(id(node))
-                found = node.get("properties")
-                for prop, sub in found.items() if isinstance(found, dict) else ():
+                for prop, sub in node.get("properties", {}).items():
                     if called := self.converter.xml_names(sub):
                         names.setdefault(prop, set()).update(called)
                 todo += beside(node)

@@ -155,8 +155,7 @@ class SchemaConverter:
         one_branch = keyword == "readOnly"  # (writeOnly: any member marking it counts)
         if id(target) not in memo:  # (set before the members: a cycle ends)
             memo[id(target)] = target, (marks := {})
-            properties = target.get("properties")
-            for prop, sub in properties.items() if isinstance(properties, dict) else ():
+            for prop, sub in target.get("properties", {}).items():
                 marks[prop] = MARKED * self.marked_read_only(sub, keyword)
             for members in self._groups(target):
                 group: dict[str, int] = {}
@@ -212,10 +211,7 @@ class SchemaConverter:
 
     def required(self, schema: Json) -> set[str]:
         """The properties a value of ``schema`` must have: wherever ``applying`` says."""
-        asked = [node.get("required") for node in self.applying(schema)]
-        return {
-            p for names in asked if isinstance(names, list) for p in names if isinstance(p, str)
-        }
+        return {p for node in self.applying(schema) for p in node.get("required", ())}
 
     def xml_names(self, schema: Json, items: bool = True) -> list[str]:
         """The names other than its property's an XML element of ``schema`` may have: its
