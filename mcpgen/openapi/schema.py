@@ -127,9 +127,8 @@ class SchemaConverter:
         if any(self.is_object(s, depth + 1) for s in schema.get("allOf", [])):
             return True
         for key in ("oneOf", "anyOf"):
-            branches = schema.get(key)
-            if isinstance(branches, list) and branches:
-                return all(self.is_object(s, depth + 1) for s in branches)
+            if key in schema:  # (a converted schema's: a list of them, not empty)
+                return all(self.is_object(s, depth + 1) for s in schema[key])
         return "properties" in schema or "additionalProperties" in schema
 
     # -- readOnly ------------------------------------------------------------------------
