@@ -48,7 +48,7 @@ _FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
     # OAuth: the issuer's signing keys, opaque tokens, the tests' authorization server
     "auth_keys introspection testing_oauth": lambda m: m.auth.type == "oauth",
     # long-running calls as MCP tasks (docs/tasks.md), and the typed client's side of them
-    "tasks tasks_client": lambda m: _has_tasks(m),
+    "tasks tasks_client tasks_count": lambda m: _has_tasks(m),
     "upstream_poll": lambda m: any(t.http is not None and t.http.poll for t in m.tools),
     "patterns": lambda m: _has_patterns(m),  # linear-time ``pattern`` (runtime/schemas.py)
     "formats": lambda m: _has_formats(m),  # argument formats (runtime/formats.py)

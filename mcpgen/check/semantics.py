@@ -328,15 +328,18 @@ def _tool_name_problem(name: str) -> str:
 
 
 def _deeper_than(value: Any, limit: int) -> JsonPath | None:
-    """The path of the first value (in document order) more than ``limit`` levels down (a
-    recursion ``limit`` deep at most)."""
-    if limit < 0:
-        return ()
+    """The path of the first value (in document order) more than ``limit`` levels down."""
     if not isinstance(value, dict | list) or not too_deep(value, limit):
         return None  # no container ``limit`` levels down: no value below it (the usual case)
-    for key, child in value.items() if isinstance(value, dict) else enumerate(value):
-        if (found := _deeper_than(child, limit - 1)) is not None:
-            return (key, *found)
+    stack: list[tuple[Any, int, Any]] = [(value, 0, (None,))]
+    while stack:
+        node, level, trail = stack.pop()
+        if level > limit:
+            return schemas.located(trail)
+        if isinstance(node, dict):
+            stack.extend((node[k], level + 1, (trail, k)) for k in reversed(list(node)))
+        elif isinstance(node, list):
+            stack.extend((node[i], level + 1, (trail, i)) for i in range(len(node) - 1, -1, -1))
     return None
 
 

@@ -5,10 +5,11 @@ prompt and resource, and ``BaseSyncClient`` with their blocking twins."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from functools import cache, partial, wraps
+from functools import partial, wraps
 from typing import Any, Concatenate, Generic, Literal, ParamSpec, Self, TypeVar, overload
 
 import httpx2
@@ -19,9 +20,8 @@ from mcp.client.session import ElicitationFnT, ListRootsFnT, LoggingFnT, Samplin
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
-from pydantic import TypeAdapter
 
-from .content import ContentBlock
+from .content import ContentBlock, adapter
 
 Mode = Literal["auto", "legacy", "2026-07-28"]
 P = ParamSpec("P")
@@ -39,11 +39,6 @@ class ToolCallError(Exception):
         self.tool, self.message, self.result = tool, message, result
 
 
-@cache
-def _adapter(model: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(model)
-
-
 @overload
 def parse(model: type[R], data: Any) -> R: ...
 
@@ -55,14 +50,14 @@ def parse(model: object, data: Any) -> Any: ...
 def parse(model: Any, data: Any) -> Any:
     """Structured content as the tool's output type: a model class, or a type alias (an
     output that is a plain mapping), whose value the caller annotates."""
-    return _adapter(model).validate_python(data)
+    return adapter(model).validate_python(data)
 
 
 def arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
     """A tool's arguments as JSON: the required ones, and the optional ones that were given
     (models and enums as the data they stand for)."""
     given = {**required, **{key: value for key, value in optional.items() if value is not None}}
-    data: dict[str, Any] = _adapter(Any).dump_python(
+    data: dict[str, Any] = adapter(Any).dump_python(
         given, mode="json", by_alias=True, exclude_unset=True
     )
     return data
@@ -109,24 +104,22 @@ class BaseClient:
             yield cls(client)
 
     @classmethod
-    @asynccontextmanager
-    async def stdio(
-        cls: type[ClientT],
+    def stdio(
+        cls,
         command: str | None = None,
         args: Sequence[str] | None = None,
         env: Mapping[str, str] | None = None,
         *,
         mode: Mode = "auto",
         **options: Any,
-    ) -> AsyncIterator[ClientT]:
+    ) -> AbstractAsyncContextManager[Self]:
         """Spawn the server as a subprocess and talk to it over stdio."""
         parameters = StdioServerParameters(
             command=command or sys.executable,
             args=list(args) if args is not None else ["-m", cls.package],
             env=dict(env) if env is not None else None,
         )
-        async with cls.connect(parameters, mode=mode, **options) as client:
-            yield client
+        return cls.connect(parameters, mode=mode, **options)
 
     @classmethod
     @asynccontextmanager
@@ -203,15 +196,11 @@ class BaseSyncClient(Generic[ClientT]):
             yield cls(portal, typed)
 
     @classmethod
-    @contextmanager
-    def stdio(cls, **options: Any) -> Iterator[Self]:
+    def stdio(cls, **options: Any) -> contextlib.AbstractContextManager[Self]:
         """Spawn the server over stdio (options as for the async client's ``stdio``)."""
-        with cls._wrap(lambda: cls.client_class.stdio(**options)) as client:
-            yield client
+        return cls._wrap(lambda: cls.client_class.stdio(**options))
 
     @classmethod
-    @contextmanager
-    def http(cls, url: str, **options: Any) -> Iterator[Self]:
+    def http(cls, url: str, **options: Any) -> contextlib.AbstractContextManager[Self]:
         """Connect over streamable HTTP (options as for the async client's ``http``)."""
-        with cls._wrap(lambda: cls.client_class.http(url, **options)) as client:
-            yield client
+        return cls._wrap(lambda: cls.client_class.http(url, **options))

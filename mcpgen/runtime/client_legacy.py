@@ -3,50 +3,46 @@ by a package whose server offers one of them."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Self
 
-from .client import BaseClient, ClientT, Mode, headers_with
+from .client import BaseClient, Mode, headers_with
 
 
 class LegacyClient(BaseClient):
     """``BaseClient`` that also connects over WebSocket and legacy HTTP+SSE."""
 
     @classmethod
-    @asynccontextmanager
-    async def websocket(
-        cls: type[ClientT],
+    def websocket(
+        cls,
         url: str,
         *,
         token: str | None = None,
         headers: Mapping[str, str] | None = None,
         mode: Mode = "auto",
         **options: Any,
-    ) -> AsyncIterator[ClientT]:
+    ) -> AbstractAsyncContextManager[Self]:
         """Connect over WebSocket (``ws://host:port/ws``, mcpgen's own transport)."""
         from .websocket import websocket_client
 
-        async with cls.connect(
+        return cls.connect(
             websocket_client(url, headers_with(token, headers)), mode=mode, **options
-        ) as client:
-            yield client
+        )
 
     @classmethod
-    @asynccontextmanager
-    async def sse(
-        cls: type[ClientT],
+    def sse(
+        cls,
         url: str,
         *,
         token: str | None = None,
         headers: Mapping[str, str] | None = None,
         mode: Mode = "auto",
         **options: Any,
-    ) -> AsyncIterator[ClientT]:
+    ) -> AbstractAsyncContextManager[Self]:
         """Connect over the legacy HTTP+SSE transport (``url`` ends in ``/sse``)."""
         from mcp.client.sse import sse_client
 
-        async with cls.connect(
+        return cls.connect(
             sse_client(url, headers=headers_with(token, headers)), mode=mode, **options
-        ) as client:
-            yield client
+        )

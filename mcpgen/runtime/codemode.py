@@ -128,15 +128,6 @@ class CodeMode:
         self._stubs: dict[str, Callable[..., Any]] = {}
         self._turns = CallerTurns(self.limits.runs_per_caller)
 
-    # -- the tools' definitions ------------------------------------------------------------
-
-    def tools(self) -> list[dict[str, Json]]:
-        """``search_docs`` and ``execute`` as tools/list shows them (``modes.json``: the
-        generator reads the same file to measure and lock what clients see)."""
-        from .metatools import mode_tools
-
-        return mode_tools("code")
-
     # -- search_docs ---------------------------------------------------------------------
 
     async def search_docs(

@@ -11,7 +11,7 @@ import ipaddress
 import logging
 import socket
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import anyio
@@ -24,7 +24,6 @@ from .wire import cookie_header
 from .wire_request import with_query, without
 
 if TYPE_CHECKING:
-    from .upstream import Upstream
     from .wire_request import Request
 
 logger = logging.getLogger(__name__)
@@ -109,7 +108,20 @@ def redirect(base: str, location: str) -> str:
     return url
 
 
-async def follow(api: Upstream, request: Request) -> httpx2.Response:
+class API(Protocol):
+    """The wrapped API as ``follow`` and ``upstream_poll`` use it (``upstream.Upstream``)."""
+
+    prefix: str
+
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def max_response(self) -> int: ...
+    def client(self) -> httpx2.AsyncClient: ...
+    async def _send(self, request: Request) -> httpx2.Response: ...
+
+
+async def follow(api: API, request: Request) -> httpx2.Response:
     """The request, and the redirects it answers with: same-origin ones keep the
     credentials, one to any other origin drops every credential (and never returns to
     a credentialed request) and is refused into the server's networks (a poll's first

@@ -371,14 +371,15 @@ class Tasks:
         if not call:  # a handshake-era handler waits for it (tasks_store.Progress)
             await self.store.answer(record["taskId"], answers)  # (the first answer taken)
             return {}
-        self.owners[record["taskId"]] = self._room(record["owner"])  # it runs again: counted
+        task_id, took = record["taskId"], list[bool]()  # (the store took its step: [True])
+        self.owners[task_id] = self._room(record["owner"])  # it runs again: counted
         changes = dict(status="working", inputRequests=None, call=None, replica=self.replica)
-        if not await self.store.update(record["taskId"], changes, status="input_required"):
-            if record["taskId"] not in self.running:  # another tasks/update took it: it
-                self.owners.pop(record["taskId"], None)  # counts it again as it starts it
-            fresh = await self._owned(params.taskId)  # nothing written since: the store
-            if fresh.get("lastUpdatedAt") == record.get("lastUpdatedAt"):  # took no write
+        if not await self.store.update(task_id, changes, status="input_required", took=took):
+            if task_id not in self.running:  # another tasks/update took it: it counts it
+                self.owners.pop(task_id, None)  # again as it starts it
+            if not took:  # (not that the record is unchanged: two writes in a millisecond)
                 raise unreachable()
+            await self._owned(params.taskId)  # (expired meanwhile: unknown, -32602)
             return {}
         again = SimpleNamespace(input_responses=answers, request_state=call["state"])  # params
         rerun = self.tools.context(ctx, again)

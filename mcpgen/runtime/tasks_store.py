@@ -7,7 +7,8 @@ A record is a JSON object: the task as clients see it (``taskId``, ``status``,
 plus what the server keeps: ``owner`` (the verified caller's key), ``replica`` (who runs
 it), ``expiresAt`` (epoch seconds), ``modern`` (the era it was created in), ``result`` or
 ``error`` once it ends, ``inputRequests`` and ``call`` (tool, arguments, the round's
-state: what any replica needs to run it again) while it waits for input (2026-07-28).
+state: what any replica needs to run it again) while it waits for input (2026-07-28),
+``counted`` (where the ``--max-tasks`` count holds it: ``tasks_count.uncount``).
 
 Each caller's task ids are kept in one index entry (newest last, bounded), changed in one
 atomic step of the cache (``TTLCache.change``: a Redis transaction). Replicas that
@@ -21,7 +22,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
 import secrets
 import time
 from collections.abc import Callable
@@ -34,6 +34,8 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INVALID_REQUEST
 from pydantic import TypeAdapter
 
+from .tasks_count import BUCKET as BUCKET
+from .tasks_count import ENTRY, count, uncount
 from .tasks_wire import RELATED
 
 if TYPE_CHECKING:
@@ -47,7 +49,6 @@ HEARTBEAT_EVERY = 1.0
 MAX_OWNED = 1000  # task ids kept per caller (the oldest go first)
 MAX_OWNED_BYTES = 100 * 1024 * 1024  # and the bytes of their records
 MAX_STORED = 50_000  # tasks kept for all callers (``--max-tasks``; with Redis: all replicas)
-BUCKET = 600  # seconds: stored tasks are counted by the 10 minutes in which they expire
 SMALL = 1024  # a write of fewer bytes (progress) is counted when the task ends
 UNUSED = (  # (a handshake-era answer to a task's question that came too late)
     "this answer to its question came after another was taken (or once it was no longer"
@@ -126,22 +127,27 @@ class TaskStore:
 
     async def create(self, record: Record) -> bool:
         """False when the store is unreachable: the task cannot be read by its id; -32600
-        when ``cap`` tasks are stored (``_count``: one caller's oldest tasks dropped from its
-        index count no more)."""
-        if not await self._count(record["expiresAt"], 1, self.cap):
+        when ``cap`` tasks are stored (``tasks_count``: one caller's oldest tasks dropped
+        from its index count no more); a task refused gives its place back."""
+        if not await count(self.cache, record["expiresAt"], 1, self.cap):
             full = f"The server keeps at most {self.cap} tasks (--max-tasks), all taken"
             raise MCPError(INVALID_REQUEST, full + ": try again once older ones expire")
-        await self.put(record)
-        entry = [record["taskId"], record["expiresAt"]]
-        return await self._edit(
-            record["owner"], lambda owned: ([*owned, entry], len(owned) + 1 - MAX_OWNED)
-        )
+        entry, taken = [record["taskId"], record["expiresAt"]], False
+        try:
+            await self.put({**record, "counted": ENTRY})  # (where: ``uncount``)
+            taken = await self._edit(
+                record["owner"], lambda owned: ([*owned, entry], len(owned) + 1 - MAX_OWNED)
+            )
+        finally:
+            if not taken:  # refused (-32603): its place given back (lost only with the store)
+                await count(self.cache, record["expiresAt"], -1)
+        return taken
 
     async def ended(self, owner: str, task_id: str, size: int) -> None:
         """Count the ``size`` bytes of ``task_id``'s record (``update``); past the caller's
         budget its oldest tasks go (never this one)."""
 
-        def count(owned: list[list[Any]]) -> tuple[list[list[Any]], int]:
+        def weigh(owned: list[list[Any]]) -> tuple[list[list[Any]], int]:
             sizes = [size if e[0] == task_id else sum(e[2:3]) for e in owned]
             owned = [[*e[:2], n] for e, n in zip(owned, sizes, strict=True)]
             drop, total = 0, sum(sizes)
@@ -149,7 +155,7 @@ class TaskStore:
                 total, drop = total - sizes[drop], drop + 1
             return owned, drop
 
-        await self._edit(owner, count)
+        await self._edit(owner, weigh)
 
     async def _edit(
         self, owner: str, edit: Callable[[list[list[Any]]], tuple[list[list[Any]], int]]
@@ -166,31 +172,12 @@ class TaskStore:
             return (kept, max(max(e[1] for e in kept) - time.time(), 0.001)) if kept else None
 
         changed = await self.cache.change("o:" + owner, apply)
-        for entry in dropped:
+        dropped = dropped if changed else []  # (a failed transaction dropped none)
+        records = await self.cache.get_many(["t:" + entry[0] for entry in dropped])
+        for entry, stored in zip(dropped, records, strict=True):
             await self.cache.delete("t:" + entry[0])
-            await self._count(entry[1], -1)
+            await uncount(self.cache, entry[1], stored)  # (where it was counted)
         return changed
-
-    async def _count(self, expires: float, n: int, cap: float = math.inf) -> bool:
-        """``n`` more tasks stored that expire at ``expires`` (epoch seconds), unless that
-        passes ``cap`` (False). One entry counts them by the 10 minutes in which they expire
-        (bucket -> count), checked and counted in one atomic step (Redis: a transaction, so
-        concurrent creates on any replica never pass the cap); a bucket that has ended is
-        dropped: its tasks have expired (a bare counter would keep them: an expiry tells
-        nobody)."""
-        bucket, now, fits = str(int(expires) // BUCKET), time.time(), [True]
-
-        def add(stored: Any) -> tuple[Any, float] | None:
-            held = stored if isinstance(stored, dict) else {}
-            counts = {b: c for b, c in held.items() if (int(b) + 1) * BUCKET > now and c > 0}
-            fits[0] = sum(counts.values()) + n <= cap
-            counts[bucket] = counts.get(bucket, 0) + (n if fits[0] else 0)
-            counts = {b: c for b, c in counts.items() if c > 0}
-            last = max(map(int, counts), default=0)
-            return (counts, max((last + 1) * BUCKET - now, 0.001)) if counts else None
-
-        await self.cache.change("n:", add)
-        return fits[0]
 
     async def owned(self, owner: str) -> list[list[Any]]:
         """``[task id, expires at, result bytes?]`` of the caller's tasks, oldest first
@@ -203,10 +190,13 @@ class TaskStore:
         changes: Record | Callable[[Record], Record | None],
         *,
         status: str | None = None,
+        took: list[bool] | None = None,
     ) -> Record | None:
         """The record with ``changes`` (or those ``changes(record)`` makes of it, None: none),
         written unless it has ended (or expired), or when ``status`` is given, unless it has
-        that status: None then; its bytes counted in the
+        that status: None then (``took`` says why: ``[True]`` when the store took the step,
+        written or not; empty when the store took no write: its transaction's own answer,
+        never a guess from the record read again); its bytes counted in the
         owner's budget (every way a record grows passes here). One atomic step of the
         cache (Redis: a transaction): a progress message written on one replica never
         brings back "working" over a cancellation written on another, and of two answers
@@ -225,8 +215,12 @@ class TaskStore:
             stored.update(made, lastUpdatedAt=now_iso())
             return stored, ttl
 
-        if not await self.cache.change("t:" + task_id, edit) or not written:
+        if not await self.cache.change("t:" + task_id, edit):
             return None  # (the store took no write: its edit ran, the transaction failed)
+        if took is not None:
+            took[:] = [True]
+        if not written:
+            return None
         if written[0]["status"] in TERMINAL or len(json.dumps(written[1])) > SMALL:
             await self.ended(written[0]["owner"], task_id, len(json.dumps(written[0])))
         return written[0]

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     import httpx2
 
     from .context import Context
-    from .upstream import Upstream
     from .wire_request import Request
 
 RUNNING = frozenset({"queued", "pending", "running", "in_progress", "accepted", "processing"})
@@ -67,7 +66,7 @@ def _status(response: httpx2.Response) -> str:
 
 
 async def poll(
-    upstream: Upstream,
+    upstream: redirects.API,
     request: Request,
     response: httpx2.Response,
     settings: dict[str, Any],

@@ -265,6 +265,27 @@ async def note(variables: dict[str, str], ctx: Context) -> Any:
     return f"note {variables['id']}"
 
 
+MANGLED = "a\ud800b"  # a lone surrogate: no UTF-8 encodes it, so no JSON on the wire does
+
+
+def with_mangled(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with the tool ``mangled`` (its text, or ``structured``, holds MANGLED), the
+    resource ``fixture://mangled`` and the prompt ``mangled`` (their text is MANGLED)."""
+    spec = copy.deepcopy(spec)
+    flag = {"type": "object", "properties": {"structured": {"type": "boolean"}}}
+    spec["tools"].append(_tool("mangled", flag))
+    definition = {"uri": "fixture://mangled", "name": "mangled"}
+    spec["resources"].append({"definition": definition, "content": {"text": MANGLED}})
+    message = {"role": "user", "kind": "text", "text": MANGLED}
+    spec["prompts"].append({"definition": {"name": "mangled"}, "messages": [message]})
+    return spec
+
+
+@HANDLERS.tool("mangled")
+async def mangled(arguments: Arguments, ctx: Context) -> Any:
+    return {"s": MANGLED} if plain(arguments).get("structured") else text(MANGLED)
+
+
 def factory(spec: dict[str, Any]) -> Any:
     """What ``create_app`` and ``cli.main`` take: ``factory(network=...)`` builds a server."""
     return partial(build_server, spec, HANDLERS)

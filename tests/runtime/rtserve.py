@@ -21,6 +21,8 @@ from mcpgen.runtime.asgi import app_from_env
 SPEC = rtkit.make_spec(
     os.environ.get("RTKIT_AUTH", "oauth"), hide=os.environ.get("RTKIT_HIDE") == "1"
 )
+if os.environ.get("RTKIT_MANGLED") == "1":  # (test_result_encoding.py)
+    SPEC = rtkit.with_mangled(SPEC)
 
 
 def create_app() -> object:

@@ -18,8 +18,9 @@ and top-level errors are jsonschema's own on small random schemas and instances.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,7 +28,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, _keywords, _utils
 from jsonschema.exceptions import ValidationError
 
-from mcpgen.runtime import bounded, schemas
+from mcpgen.runtime import bounded, schemas, tools
 from mcpgen.runtime.tools import ToolBinding
 
 
@@ -152,8 +153,8 @@ class Searched(list[Any]):
             list(range(3000)),
             "find_evaluated_item_indexes_by_schema",
         ),
-        (
-            {"patternProperties": {"^k": {}}, "unevaluatedProperties": False},
+        (  # (not patternProperties: ``patterns`` has its own finder, a set)
+            {"additionalProperties": {}, "unevaluatedProperties": False},
             {f"k{i}": i for i in range(3000)},
             "find_evaluated_property_keys_by_schema",
         ),
@@ -172,6 +173,98 @@ def test_unevaluated_keywords_do_not_search_a_list_per_item(
     check = schemas.validator(schema)
     assert check.is_valid(instance)
     assert Searched.searched <= len(instance), Searched.searched
+
+
+UNEVALUATED = {
+    "type": "object",
+    "properties": {
+        "a": {"type": "integer"},
+        "items": {"type": "array", "prefixItems": [{}], "unevaluatedItems": False},
+    },
+    "unevaluatedProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "told"),
+    [
+        ({f"k{i:05}": 0 for i in range(20_000)}, "'k00019' and 19980 more were unexpected)"),
+        ({"items": list(range(20_001))}, "20 and 19980 more were unexpected)"),
+    ],
+    ids=["properties", "items"],
+)
+def test_an_unevaluated_keywords_error_names_a_few(
+    problems: list[int], arguments: Any, told: str
+) -> None:
+    """20,000 unevaluated keys (items) under a false ``unevaluated*``: one problem, naming
+    the first ``NAMES`` and the count (jsonschema's made 20,000 problems, 40,000 for keys,
+    and named every one)."""
+    binding = ToolBinding({"name": "t", "inputSchema": UNEVALUATED}, call=None)  # type: ignore[arg-type]
+    (problem,) = binding.argument_errors(arguments)
+    assert problem.endswith(told) and len(problem) < 400, problem
+    assert problems[0] <= 2, problems[0]
+
+
+def test_an_invalid_unevaluated_property_is_named_a_few_times(problems: list[int]) -> None:
+    """A key whose value has 20,000 problems under ``unevaluatedProperties``: jsonschema's
+    named it once for each, after finding all of them."""
+    schema = {"unevaluatedProperties": {"type": "array", "items": {"type": "number"}}}
+    binding = ToolBinding({"name": "t", "inputSchema": schema}, call=None)  # type: ignore[arg-type]
+    (problem,) = binding.argument_errors({"k": ["a"] * 20_000})
+    assert problem.endswith(", 'k' and more were unevaluated and invalid)"), problem
+    assert problem.count("'k'") == bounded.NAMES
+    assert problems[0] <= bounded.NAMES + 3, problems[0]  # (+ the finder's, the error)
+
+
+def test_a_few_unevaluated_ones_are_named_as_jsonschema_does() -> None:
+    arguments = {"a": 1, "zz": 2, "yy": [1], "items": [0, "x", None]}
+    binding = ToolBinding({"name": "t", "inputSchema": UNEVALUATED}, call=None)  # type: ignore[arg-type]
+    theirs = Draft202012Validator(UNEVALUATED).iter_errors(arguments)
+    assert binding.argument_errors(arguments) == [
+        tools.located(e.absolute_path, e.message) for e in sorted(theirs, key=lambda e: e.path)
+    ]
+    assert binding.argument_errors({"zz": 2}) == [
+        "(arguments): Unevaluated properties are not allowed ('zz' was unexpected)"
+    ]
+
+
+def test_a_long_unevaluated_key_is_quoted_in_part() -> None:
+    binding = ToolBinding({"name": "t", "inputSchema": UNEVALUATED}, call=None)  # type: ignore[arg-type]
+    (problem,) = binding.argument_errors({"x" * 1_000_000: 0})
+    assert problem.endswith("x... (1000000 characters) was unexpected)"), problem
+    assert len(problem) < 200
+
+
+class Searches:
+    """Python's ``re`` for jsonschema's ``_utils``, counting its searches."""
+
+    searched: ClassVar[list[str]] = []
+
+    @staticmethod
+    def search(pattern: str, text: str) -> Any:
+        Searches.searched.append(pattern)
+        return re.search(pattern, text)
+
+
+def test_unevaluated_properties_match_pattern_properties_in_linear_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The keys ``patternProperties`` evaluated are told with ``patterns.matcher`` (linear
+    time), not Python's backtracking ``re`` (jsonschema's: ``^(a+)+$`` against 40 letters
+    and a ``b`` is 2**40 steps)."""
+    monkeypatch.setattr(_utils, "re", Searches)
+    monkeypatch.setattr(Searches, "searched", [])
+    schema = {
+        "type": "object",
+        "allOf": [{"patternProperties": {"^(a+)+$": {}}}],
+        "patternProperties": {"^b": {}},
+        "unevaluatedProperties": False,
+    }
+    check = schemas.validator(schema)
+    assert check.is_valid({"a" * 40: 1, "b" * 40: 2})
+    (error,) = check.iter_errors({"a" * 20 + "b": 1, "bb": 2, "aa": 3})
+    assert error.message == f"Unevaluated properties are not allowed ('{'a' * 20}b' was unexpected)"
+    assert not Searches.searched, Searches.searched
 
 
 def test_a_long_string_is_quoted_with_its_own_length() -> None:

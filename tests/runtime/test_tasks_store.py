@@ -235,6 +235,48 @@ class _Slow:
 async def test_two_answers_at_once_run_the_handler_again_once() -> None:
     """Two 2026 tasks/update for one input_required task, read before either writes: the
     handler runs again once (twice: a tool with side effects did them twice)."""
+    _, started = await _answer_twice()
+    assert started == ["task-0"]
+
+
+async def test_two_answers_in_one_millisecond_are_not_a_store_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loser of two tasks/update told "the store took no write" (-32603) from an
+    unchanged ``lastUpdatedAt`` when the winner wrote in the millisecond of the record it
+    read: the store's update says itself whether its transaction took the write."""
+    monkeypatch.setattr(tasks_store, "now_iso", lambda: "2026-12-06T12:00:00.000Z")
+    answered, started = await _answer_twice(lastUpdatedAt="2026-12-06T12:00:00.000Z")
+    assert answered == [{}, {}] and started == ["task-0"]
+
+
+async def test_an_answer_to_a_task_that_expires_meanwhile_is_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 2026 tasks/update whose task expires between its read and the store's step is
+    -32602 (the task is unknown), not acknowledged as if another answer had been taken."""
+    from mcp.shared.exceptions import MCPError
+
+    expired: list[bool] = []
+    live = tasks_store.TaskStore.live_record.__func__  # type: ignore[attr-defined]
+
+    def live_until_expired(cls: Any, stored: Any) -> bool:
+        return not expired and bool(live(cls, stored))
+
+    monkeypatch.setattr(tasks_store.TaskStore, "live_record", classmethod(live_until_expired))
+    update = tasks_store.TaskStore.update
+
+    async def expiring(self: Any, *args: Any, **kwargs: Any) -> Any:
+        expired.append(True)  # the ttl ends now: after the record was read
+        return await update(self, *args, **kwargs)
+
+    monkeypatch.setattr(tasks_store.TaskStore, "update", expiring)
+    with pytest.raises(MCPError) as caught:
+        await _answer_twice(single=True)
+    assert caught.value.error.code == -32602
+
+
+async def _answer_twice(single: bool = False, **fields: Any) -> tuple[list[Any], list[str]]:
     from contextlib import nullcontext
     from types import SimpleNamespace
 
@@ -253,7 +295,7 @@ async def test_two_answers_at_once_run_the_handler_again_once() -> None:
     tasks._start = lambda task_id, *rest: started.append(task_id)  # type: ignore[method-assign]
     call = {"name": "pick", "arguments": {}, "state": None}
     waiting = {**record(0), "owner": current_identity().key, "status": "input_required"}
-    await tasks.store.create({**waiting, "call": call, "tool": "pick", "replica": "r"})
+    await tasks.store.create({**waiting, "call": call, "tool": "pick", "replica": "r", **fields})
     meta = {
         "io.modelcontextprotocol/clientCapabilities": {
             "extensions": {"io.modelcontextprotocol/tasks": {}}
@@ -261,8 +303,10 @@ async def test_two_answers_at_once_run_the_handler_again_once() -> None:
     }
     ctx = SimpleNamespace(protocol_version="2026-07-28", params={"_meta": meta})
     params = TaskParams(taskId="task-0", inputResponses={"colour": {"action": "accept"}})
-    await asyncio.gather(tasks.update(ctx, params), tasks.update(ctx, params))  # type: ignore[arg-type]
-    assert started == ["task-0"]
+    if single:
+        return [await tasks.update(ctx, params)], started  # type: ignore[arg-type]
+    answered = await asyncio.gather(tasks.update(ctx, params), tasks.update(ctx, params))  # type: ignore[arg-type]
+    return list(answered), started
 
 
 VIEWED = {"ttl": 60_000, "pollInterval": 500, "createdAt": "x", "lastUpdatedAt": "x"}
@@ -473,3 +517,68 @@ async def test_a_write_the_store_does_not_take_is_not_reported_written() -> None
     assert await failing.answer("task-0", {"q9": {"roots": []}}) is None  # (not asked)
     await good.answer("task-0", {"q1": {"roots": []}})
     assert await failing.answer("task-0", {"q1": {"roots": [1]}}) is None  # (answered)
+
+
+class _IndexFailsOnce:
+    """A cache whose first write of a caller's index fails after its edit ran (Redis:
+    EXEC refused, or the store away a moment)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.failed = inner, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def change(self, key: str, edit: Any) -> bool:
+        if key.startswith("o:") and not self.failed:
+            self.failed = True
+            edit(await self.inner.get(key))
+            return False
+        return bool(await self.inner.change(key, edit))
+
+
+async def test_a_create_the_store_does_not_take_gives_its_place_back(stores: Any) -> None:
+    """A create counted under ``--max-tasks`` whose write then failed (-32603) held its
+    place until its ten minutes ended: the next create, on any replica, was refused."""
+    first, second = stores
+    failing = TaskStore(_IndexFailsOnce(first.cache))  # type: ignore[arg-type]
+    failing.cap = second.cap = 1
+    assert not await failing.create({**record(0), "owner": "caller-0"})
+    assert await second.create({**record(1), "owner": "caller-1"})
+
+
+async def test_an_index_write_the_store_does_not_take_drops_no_task(
+    stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The oldest tasks a failed index write would have dropped were deleted and
+    uncounted all the same: gone while their ids stayed in the index."""
+    first, second = stores
+    monkeypatch.setattr(tasks_store, "MAX_OWNED", 1)
+    assert await second.create({**record(0), "owner": "caller-0"})
+    failing = TaskStore(_IndexFailsOnce(first.cache))  # type: ignore[arg-type]
+    assert not await failing.create({**record(1), "owner": "caller-0"})
+    assert await second.get("task-0") is not None
+    assert [e[0] for e in await second.owned("caller-0")] == ["task-0"]
+
+
+async def test_an_older_replicas_task_dropped_is_uncounted_where_it_was_counted(
+    stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rolling upgrade (docs/tasks.md): a task an older replica created (counted in its
+    ``n:<bucket>`` key, its record unmarked) and a newer one dropped (its caller's oldest)
+    was uncounted in the newer one's entry: a task of the newer ones counted no more (one
+    more admitted past the cap), the older ones' key counting the dropped task still."""
+    from mcp.shared.exceptions import MCPError
+
+    first, second = stores
+    first.cap = second.cap = 1
+    monkeypatch.setattr(tasks_store, "MAX_OWNED", 1)
+    old = {**record(0), "owner": "caller-0"}  # as mcpgen 8fdb7232 creates it
+    key = f"n:{int(old['expiresAt']) // tasks_store.BUCKET}"
+    assert await first.cache.change(key, lambda stored: (1, 600))
+    await first.cache.set("t:task-0", old, 60)
+    assert await first.cache.change("o:caller-0", lambda _: ([["task-0", old["expiresAt"]]], 60))
+    assert await second.create({**record(1), "owner": "caller-0"})  # task-0 dropped
+    with pytest.raises(MCPError):  # task-1 still counted
+        await first.create({**record(2), "owner": "caller-1"})
+    assert await first.get("task-0") is None and await first.cache.get(key) is None

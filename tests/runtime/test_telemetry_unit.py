@@ -287,13 +287,13 @@ def traced_middleware(
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from mcpgen.runtime import telemetry_sdk
-
     made: list[Any] = []
     monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
     monkeypatch.setattr(trace, "set_tracer_provider", made.append)
     environ = {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
-    observed = telemetry_sdk.build({"server": {"name": "s"}}, transport, environ, True)
+    monkeypatch.setattr(telemetry, "ACTIVE", None)
+    observed = telemetry.setup({"server": {"name": "s"}}, transport, environ)
+    assert observed is not None
     ours = observed.middleware()
     exported = InMemorySpanExporter()
     made[0].add_span_processor(SimpleSpanProcessor(exported))
@@ -730,24 +730,27 @@ def test_the_start_line_says_what_is_exported(
     monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
     monkeypatch.setattr(trace, "set_tracer_provider", lambda provider: None)
     environ = {"OTEL_TRACES_EXPORTER": traces, "OTEL_METRICS_EXPORTER": metrics}
+    monkeypatch.setattr(telemetry, "ACTIVE", None)
     with caplog.at_level(logging.INFO, logger=telemetry_sdk.logger.name):
-        observed = telemetry_sdk.build({"server": {"name": "s"}}, "stdio", environ, True)
+        observed = telemetry.setup({"server": {"name": "s"}}, "stdio", environ)
+    assert observed is not None
     if observed.meter_provider is not None:  # (its reader's thread)
         observed.meter_provider.shutdown()
     assert [r.getMessage() for r in caplog.records if "OpenTelemetry on" in r.message] == [said]
 
 
 def test_the_start_line_without_otel_variables_says_only_metrics_are_kept(
-    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """No ``OTEL_*`` variable, an HTTP transport, the extra installed: the histograms are
     kept for ``GET /metrics`` and nothing else; the line said "OpenTelemetry on: no
     exporter", at odds with "off until an OTEL_* variable is set"."""
     from mcpgen.runtime import telemetry_sdk
 
+    monkeypatch.setattr(telemetry, "ACTIVE", None)
     with caplog.at_level(logging.INFO, logger=telemetry_sdk.logger.name):
-        observed = telemetry_sdk.build({"server": {"name": "s"}}, "http", {}, False)
-    assert observed.meter_provider is None and observed.flushers == []
+        observed = telemetry.setup({"server": {"name": "s"}}, "http", {})
+    assert observed is not None and observed.meter_provider is None and observed.flushers == []
     assert [r.getMessage() for r in caplog.records if "OpenTelemetry" in r.message] == [
         "OpenTelemetry: no OTEL_* variable set, no spans; metrics on GET /metrics"
     ]

@@ -18,20 +18,12 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 DISCONNECTED_KEY = "mcpgen.disconnected"  # a POST's ``Disconnected``, in its ASGI scope
 LONG_LIVED = frozenset({"subscriptions/listen"})
-# The request headers h11guard and the HTTP middleware read (``first_headers``)
-READ_HEADERS = frozenset(
-    b"host origin content-type content-length transfer-encoding mcp-method".split()
-)
 
 
 def first_headers(scope: Any) -> dict[bytes, bytes]:
-    """The first value of each header in READ_HEADERS that an ASGI ``scope`` carries (names
-    come lower-cased), as starlette's ``Headers`` reads one."""
-    found: dict[bytes, bytes] = {}
-    for name, value in scope["headers"]:
-        if name in READ_HEADERS and name not in found:
-            found[name] = value
-    return found
+    """The first value of each header an ASGI ``scope`` carries (names come lower-cased), as
+    starlette's ``Headers`` reads one (read by h11guard and the HTTP middleware)."""
+    return dict(reversed(list(scope["headers"])))  # (ASGI: any iterable of pairs)
 
 
 class Inflight:

@@ -33,9 +33,7 @@ def _number(value: float) -> str:
 
 
 def metrics_route(
-    histograms: Sequence[Any],
-    allowed: Callable[[Any], bool] = lambda scope: True,
-    worker: str | None = None,
+    histograms: Sequence[Any], allowed: Callable[[Any], bool], worker: str | None
 ) -> Any:
     """The ``GET /metrics`` route (behind the app's authentication unless made public;
     ``allowed(ASGI scope)`` says whether this caller may read them). ``worker``: a label of

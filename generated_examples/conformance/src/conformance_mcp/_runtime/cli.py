@@ -241,8 +241,8 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
             logger.info("%s: shutting down", signal.Signals(signum).name)
-            # The SDK's transport (stdin not a pipe) blocks in a read that cannot be
-            # cancelled: exit after a short grace period.
+            # The file and terminal path (stdin not a pipe) blocks in a read that cannot
+            # be cancelled: exit after a short grace period.
             timer = threading.Timer(STDIO_SHUTDOWN_GRACE, _exit_now)
             timer.daemon = True
             timer.start()

@@ -134,9 +134,7 @@ class AuthMiddleware:
         when the bucket allows it, so one connection cannot send more than the rate limit
         (the app of another transport refuses a WebSocket)."""
         limiter = self.limiter
-        if limiter is None or self.settings.transport != "websocket":
-            return receive
-        if scope["type"] != "websocket":
+        if limiter is None or scope["type"] != "websocket":
             return receive
 
         async def throttled() -> Message:

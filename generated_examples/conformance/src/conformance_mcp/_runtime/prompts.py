@@ -17,7 +17,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from .authz import Policy, current_identity
 from .content import PromptReturn, text
 from .context import Context, InputRequired, input_required
-from .errors import Forbidden, ToolError
+from .errors import Forbidden, ToolError, echoed
 from .paging import page
 from .resources import ResourceTable
 from .stubs import is_stub
@@ -55,7 +55,8 @@ class PromptBinding:
             )
         unknown = sorted(set(arguments) - {a["name"] for a in declared})
         if unknown:
-            shown, more = unknown[:MAX_UNKNOWN], len(unknown) - MAX_UNKNOWN
+            shown = [echoed(name) for name in unknown[:MAX_UNKNOWN]]
+            more = len(unknown) - MAX_UNKNOWN
             raise MCPError(
                 INVALID_PARAMS,
                 f"Unknown argument(s) for prompt {self.name!r}: "
@@ -67,7 +68,8 @@ class PromptBinding:
 
 def unknown_prompt(name: str) -> MCPError:
     """What prompts/get and completion/complete answer for a prompt the caller cannot see."""
-    return MCPError(INVALID_PARAMS, f"Unknown prompt: {name}", data={"prompt": name})
+    shown = echoed(name)
+    return MCPError(INVALID_PARAMS, f"Unknown prompt: {shown}", data={"prompt": shown})
 
 
 def embedded_uris(messages: Sequence[types.PromptMessage]) -> list[str]:

@@ -2,7 +2,7 @@
 """MCP over stdin and stdout, served from the event loop: on pipes or sockets (what hosts
 give the servers they spawn) through asyncio pipe transports, not the SDK's ``stdio_server``
 and its worker-thread round trip per read, write and flush (``bench/calls.py``); otherwise
-(a terminal, a file, Windows, trio) a worker thread reads and the SDK's transport writes.
+(a terminal, a file, Windows, trio) worker threads read and write, as the SDK's would.
 
 While serving, fd 0 reads the null device and fd 1 writes to stderr (a stray ``print``
 cannot corrupt the wire). Unlike SDK 2.3, a line that is not JSON is answered with -32700
@@ -12,7 +12,6 @@ and one that is no JSON-RPC message with -32600, as JSON-RPC 2.0 asks (``jsonrpc
 from __future__ import annotations
 
 import asyncio
-import io
 import os
 import select
 import stat
@@ -23,9 +22,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 import anyio
-from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapter
+from mcp_types import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from . import jsonrpc
@@ -62,27 +60,21 @@ async def serve(server: GeneratedServer, limit: int) -> None:
         async with Wire.claim() as wire:
             await _run(server, limit, wire.reader.read, wire.send, wire.hung_up, wire.gone)
         return
-    # stdin a file or a terminal, Windows, trio: lines read here as on pipes (by a worker
-    # thread), the answers written by the SDK's transport (given no stdin to read, and
-    # stdout claimed here: its own claim is never closed)
+    # stdin a file or a terminal, Windows, trio: lines read here as on pipes, and each
+    # answer written and flushed, by a worker thread
     with _claimed(0, "rb") as claimed, _claimed(1, "wb") as out:
-        stdin, text = anyio.wrap_file(claimed), io.TextIOWrapper(out, encoding="utf-8")
-        try:
-            streams = anyio.wrap_file(io.StringIO()), anyio.wrap_file(text)
-            async with stdio_server(*streams) as (unread, sdk_writes):
-                await unread.aclose()
+        stdin, stdout = anyio.wrap_file(claimed), anyio.wrap_file(out)
 
-                async def chunks(size: int) -> bytes:
-                    with suppress(OSError):  # (EIO: the terminal hung up) the end of input
-                        return await stdin.read1(size)
-                    return b""
+        async def chunks(size: int) -> bytes:
+            with suppress(OSError):  # (EIO: the terminal hung up) the end of input
+                return await stdin.read1(size)
+            return b""
 
-                async with sdk_writes:
-                    hung_up = partial(_hung_up, claimed)
-                    await _run(server, limit, chunks, sdk_writes.send, hung_up, lambda: False)
-        finally:  # (``out`` may be sys.stdout's own buffer: not closed with ``text``)
-            with suppress(OSError, ValueError):  # (a flush to a client gone: raised before)
-                text.detach()
+        async def write(message: SessionMessage) -> None:
+            await stdout.write(line_of(message.message))
+            await stdout.flush()
+
+        await _run(server, limit, chunks, write, partial(_hung_up, claimed), lambda: False)
 
 
 async def _run(
@@ -187,6 +179,15 @@ async def _read(
         tg.cancel_scope.cancel()  # (the parked requests left, if the grace ran out)
 
 
+def line_of(message: JSONRPCMessage) -> bytes:
+    """``message`` as a line of JSON; one no JSON can carry as ``jsonrpc.unencodable`` says."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+    except ValueError:  # (pydantic_core's PydanticSerializationError)
+        text = jsonrpc.unencodable(message)
+        return text.encode() + b"\n" if text else b""
+
+
 def on_pipes() -> bool:
     """True when stdin and stdout are two different pipes or sockets on a POSIX asyncio loop."""
     if sys.platform == "win32":
@@ -198,10 +199,9 @@ def on_pipes() -> bool:
         modes = [os.fstat(0), os.fstat(1)]
     except (RuntimeError, AttributeError, OSError, ValueError):
         return False
-    if not all(stat.S_ISFIFO(s.st_mode) or stat.S_ISSOCK(s.st_mode) for s in modes):
-        return False
+    streams = all(stat.S_ISFIFO(s.st_mode) or stat.S_ISSOCK(s.st_mode) for s in modes)
     # One socket on both (inetd style) cannot be split into a read and a write transport.
-    return (modes[0].st_dev, modes[0].st_ino) != (modes[1].st_dev, modes[1].st_ino)
+    return streams and not os.path.samestat(*modes)
 
 
 class Wire:
@@ -250,8 +250,7 @@ class Wire:
         progress notification before the result that follows it. ConnectionResetError
         once the client has closed stdout."""
         if not self.gone():
-            json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            self.out.write(json.encode() + b"\n")
+            self.out.write(line_of(message.message))
         await self.out.drain()
 
     def gone(self) -> bool:

@@ -114,7 +114,12 @@ async def serve_websocket(
         async with write_reader:
             async for message in write_reader:
                 try:
-                    await websocket.send_text(_encode(message))
+                    text = _encode(message)
+                except ValueError:  # (pydantic_core's) no JSON carries it: its answer -32603
+                    text = jsonrpc.unencodable(message.message)
+                try:
+                    if text:
+                        await websocket.send_text(text)
                 except (WebSocketDisconnect, RuntimeError):
                     return
 

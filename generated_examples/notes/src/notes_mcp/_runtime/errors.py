@@ -14,6 +14,16 @@ if TYPE_CHECKING:  # mcpgen's own commands import this module, which must not ne
 FORBIDDEN = -32003  # JSON-RPC error code (server range): the caller lacks a scope
 # What stands for a secret wherever one is shown (URLs, logs, spans, error messages).
 REDACTED = "REDACTED"
+ECHOED = 100  # characters of what a caller sent that an error repeats (then its length)
+
+
+def echoed(text: str, length: int | None = None) -> str:
+    """What a caller sent (an unknown name or URI, an invalid value's ``repr``) as an error
+    repeats it: a long one by its first ECHOED characters and its length (``length``: the
+    value's own, not its ``repr``'s; a 2 MB name was answered twice over, a 4 MB value whole)."""
+    if len(text) <= ECHOED:
+        return text
+    return f"{text[:ECHOED]}... ({len(text) if length is None else length} characters)"
 
 
 class ToolError(Exception):
@@ -58,8 +68,9 @@ def not_found(uri: str, why: str = "") -> MCPError:
     from mcp.shared.exceptions import MCPError
     from mcp_types import INVALID_PARAMS
 
-    message = f"Resource not found: {uri}" + (f": {why}" if why else "")
-    return MCPError(INVALID_PARAMS, message, data={"uri": uri})
+    shown = echoed(uri)
+    message = f"Resource not found: {shown}" + (f": {why}" if why else "")
+    return MCPError(INVALID_PARAMS, message, data={"uri": shown})
 
 
 class AuthError(Exception):

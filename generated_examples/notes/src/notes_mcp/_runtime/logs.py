@@ -12,6 +12,7 @@ from typing import Any
 from . import telemetry
 from .errors import REDACTED, redact_query
 
+TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # a line of the text format
 QUIET = ("httpx2", "httpcore2", "httpx", "httpcore", "urllib3", "sse_starlette")
 # A client's malformed traceparent or baggage (params._meta) is ignored, but these warn with
 # its bytes: once per request, so for ERROR and up only.
@@ -92,10 +93,7 @@ class TextFormatter(logging.Formatter):
 
 def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
     handler = logging.StreamHandler(sys.stderr)
-    if log_format == "json":
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter(TEXT))
     handler.addFilter(errors_by_type)
     root = logging.getLogger()
     root.handlers[:] = [handler]

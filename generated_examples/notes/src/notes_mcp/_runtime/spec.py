@@ -47,11 +47,9 @@ def unshare_defs(spec: dict[str, Any]) -> dict[str, Any]:
         return out
 
     for tool in spec.get("tools", []):
-        for part in ("definition", "full"):
-            if isinstance(tool.get(part), dict):
-                for key in SCHEMA_KEYS:
-                    if key in tool[part]:
-                        tool[part][key] = whole(tool[part][key])
+        for schemas in (tool["definition"], tool.get("full") or {}):
+            for key in schemas.keys() & SCHEMA_KEYS:
+                schemas[key] = whole(schemas[key])
     for resource in spec.get("resources", []):
         if "input" in resource:
             resource["input"] = whole(resource["input"])
@@ -59,14 +57,13 @@ def unshare_defs(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def scopes_of(spec: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
-    """The scopes every tool, resource and prompt needs, by kind and name."""
+    """The scopes every tool, resource and prompt needs, by kind and name (a resource's: its
+    URI or URI template)."""
     return {
-        "tool": {t["definition"]["name"]: t.get("scopes", []) for t in spec.get("tools", [])},
-        "resource": {
-            str(r["definition"].get("uri") or r["definition"].get("uriTemplate")): r.get(
-                "scopes", []
-            )
-            for r in spec.get("resources", [])
-        },
-        "prompt": {p["definition"]["name"]: p.get("scopes", []) for p in spec.get("prompts", [])},
+        kind: {_named(e["definition"]): e.get("scopes", []) for e in spec.get(f"{kind}s", [])}
+        for kind in ("tool", "resource", "prompt")
     }
+
+
+def _named(definition: dict[str, Any]) -> str:
+    return str(definition.get("uri") or definition.get("uriTemplate") or definition["name"])

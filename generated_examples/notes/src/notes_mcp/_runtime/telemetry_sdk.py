@@ -17,7 +17,6 @@ from typing import Any
 from opentelemetry.sdk.trace import SpanProcessor
 
 from .errors import redact_query
-from .telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
 # What a client chooses (the method and tool name in a span's name, the request id) stays
@@ -27,7 +26,8 @@ NAME_LIMIT, VALUE_LIMIT = 256, 4096
 
 def build(
     spec: Mapping[str, Any], transport: str, environ: Mapping[str, str], exporting: bool
-) -> Telemetry:
+) -> tuple[Any, list[Any]]:
+    """The SDK's meter provider (None: no exporter) and what ``telemetry.flush`` calls."""
     from opentelemetry import trace
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
@@ -63,18 +63,16 @@ def build(
             flushers.append(current.force_flush)
         if environ.get("OTEL_LOGS_EXPORTER", "none").strip() not in ("", "none"):
             flushers.append(_logs(resource, environ))
-    telemetry = Telemetry(meter_provider, transport != "stdio", exporting, transport)
-    telemetry.flushers = flushers
     exported = [n for n, on in (("traces", traced), ("metrics", meter_provider)) if on]
     if not exporting:  # HTTP, the extra installed, no OTEL_* variable
         logger.info("OpenTelemetry: no OTEL_* variable set, no spans; metrics on GET /metrics")
-        return telemetry
+        return meter_provider, flushers
     logger.info(
         "OpenTelemetry on: %s%s",
         " and ".join(exported) + " exported" if exported else "no exporter",
         ", GET /metrics" if transport != "stdio" else "",
     )
-    return telemetry
+    return meter_provider, flushers
 
 
 def _resource(spec: Mapping[str, Any]) -> Any:

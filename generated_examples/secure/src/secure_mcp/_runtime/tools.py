@@ -12,32 +12,30 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from itertools import islice
-from typing import Any, TypeVar, overload
+from typing import Any, overload
 
 import anyio
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .authz import Policy, current_identity
-from .content import ToolReturn, has_non_finite, to_result, tool_error
-from .context import Context, InputRequired, input_required
-from .errors import Forbidden, InvalidArguments, ToolError
+from .content import ToolReturn, adapter, has_non_finite, to_result, tool_error
+from .context import Context, InputRequired, ModelT, input_required
+from .errors import ECHOED, Forbidden, InvalidArguments, ToolError, echoed
 from .schemas import validator as schema_validator
 from .stubs import is_stub
 
 logger = logging.getLogger("mcp_server")
 Json = Any
-ModelT = TypeVar("ModelT", bound=BaseModel)
 Arguments = dict[str, Json] | BaseModel  # raw, or already validated by the input model
 ToolCall = Callable[[Arguments, Context], Awaitable[ToolReturn]]
 MAX_ERRORS = 10
 MAX_KNOWN = 30  # names an unknown argument's error lists
-QUOTED = 100  # characters of an invalid value a problem quotes (then its length)
 PROBLEM_CHARS = 1000  # characters of one problem (a long key in its path, say)
 
 
@@ -64,15 +62,10 @@ def parse(model: Any, arguments: Arguments) -> Any:
     try:
         if is_model:
             return model.model_validate(arguments)
-        return _adapter(model).validate_python(plain(arguments))
+        return adapter(model).validate_python(plain(arguments))
     except ValidationError as exc:
         problems = [located(e["loc"], e["msg"]) for e in exc.errors()[:MAX_ERRORS]]
         raise InvalidArguments(model.__name__ if is_model else str(model), problems) from None
-
-
-@cache
-def _adapter(model: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(model)
 
 
 def plain(arguments: Arguments) -> dict[str, Json]:
@@ -248,7 +241,8 @@ class ToolTable:
     def protocol_error(self, name: str, exc: UnknownTool | Forbidden) -> MCPError:
         if isinstance(exc, Forbidden) and not self.policy.hide_unauthorized:
             return exc.error()  # what discovery hides, a call does not reveal
-        return MCPError(INVALID_PARAMS, f"Unknown tool: {name}", data={"tool": name})
+        shown = echoed(name)
+        return MCPError(INVALID_PARAMS, f"Unknown tool: {shown}", data={"tool": shown})
 
     async def dispatch(
         self, name: str, arguments: dict[str, Json], context: Context
@@ -322,17 +316,17 @@ def _problem(error: Any) -> str:
 
 def _quoted(error: Any) -> str:
     """jsonschema's message, which quotes the invalid value (its ``repr``) whole: a long one
-    by its first QUOTED characters and its length (a 4 MB string was quoted whole): a
+    by its first ``errors.ECHOED`` characters and its length (a 4 MB string was quoted whole): a
     string's own characters, not those of its ``repr`` (which doubles each backslash)."""
     message = str(error.message)
-    if len(message) <= QUOTED:
+    if len(message) <= ECHOED:
         return message
     value = error.instance
     shown = repr(value)
-    if len(shown) <= QUOTED or shown not in message:
+    if len(shown) <= ECHOED or shown not in message:
         return message
     length = len(value) if isinstance(value, str) else len(shown)
-    return message.replace(shown, f"{shown[:QUOTED]}... ({length} characters)", 1)
+    return message.replace(shown, echoed(shown, length), 1)
 
 
 def _invalid(name: str, problems: list[str]) -> types.CallToolResult:

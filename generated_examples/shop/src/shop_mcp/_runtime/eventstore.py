@@ -24,6 +24,8 @@ from mcp.server.streamable_http import (
 from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse, jsonrpc_message_adapter
 from sse_starlette.event import ensure_bytes
 
+from .jsonrpc import unencodable
+
 MAX_EVENT_BYTES = 64 << 20  # of events' JSON kept (an API's answer may reach 10 MB)
 PRIMING_WAIT = 0.1  # s a priming event waits to share the write of its request's first event
 SEP = "\r\n"  # between the lines of an SSE event (sse-starlette's, the SDK's)
@@ -63,7 +65,12 @@ class MemoryEventStore(EventStore):
         event_id = os.urandom(16).hex()  # as random as uuid4().hex, without the UUID object
         if self.json_response and stream_id != GET_STREAM_KEY:
             return event_id  # (a JSON answer carries no event id: it is never asked for)
-        text = "" if message is None else message.model_dump_json(by_alias=True, exclude_unset=True)
+        text = ""
+        if message is not None:
+            try:
+                text = message.model_dump_json(by_alias=True, exclude_unset=True)
+            except ValueError:  # (pydantic_core's) no JSON carries it: its answer -32603
+                text = unencodable(message)
         self.events[event_id] = (self.session, stream_id, text)
         self.shared.size += sys.getsizeof(text)
         while len(self.events) > self.max_events or self.shared.size > MAX_EVENT_BYTES:

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 LOCAL_HOST_HEADERS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
-ServerFactory = Callable[..., "GeneratedServer"]
 # CORS: the request headers a browser's MCP client sends (HTTP's, MCP's own and, if another,
 # the auth header), and the response headers it reads
 HTTP_HEADERS = ["Authorization", "Content-Type", "Accept", "Last-Event-ID"]
@@ -56,7 +55,7 @@ def require_sharing() -> None:
 
 def create_app(
     spec: Mapping[str, Any],
-    server_factory: ServerFactory,
+    server_factory: Callable[..., GeneratedServer],
     settings: Settings | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Starlette:

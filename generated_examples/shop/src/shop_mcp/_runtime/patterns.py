@@ -5,7 +5,8 @@
 jsonschema matches ``pattern``, ``patternProperties`` (and the properties
 ``additionalProperties`` leaves to them) with Python's backtracking ``re``: a spec pattern
 such as ``^([a-z]+)+$`` and an argument of 30 letters and a ``!`` hold the event loop, and
-every other caller, for minutes. Here those keywords match with the Rust ``regex`` crate
+every other caller, for minutes (and so does ``unevaluatedProperties``, to tell which keys
+``patternProperties`` evaluated). Here those keywords match with the Rust ``regex`` crate
 that pydantic-core ships (the engine pydantic's own ``pattern`` uses, so the fast path and
 this one agree): its time is linear in the input. A pattern Rust cannot compile (look-around,
 back-references, ``\\Z``) is matched with ``re`` as before (a known gap, in
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Annotated, Any
 
 Json = Any
@@ -90,11 +91,45 @@ def _additional_properties(
         yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
 
 
+def _evaluated_keys(validator: Any, instance: Json, schema: Json) -> set[str]:
+    """jsonschema's ``_utils.find_evaluated_property_keys_by_schema`` (the keys of
+    ``instance`` that ``schema`` evaluates, for ``unevaluatedProperties``) in a set, with
+    ``patternProperties`` matched by ``matcher`` (jsonschema's: Python's ``re``)."""
+    from jsonschema._utils import is_valid
+
+    if validator.is_type(schema, "boolean"):
+        return set()
+    keys: set[str] = set()
+    for ref in (schema.get("$ref"), schema.get("$dynamicRef")):
+        if ref is not None:
+            found = validator._resolver.lookup(ref)
+            evolved = validator.evolve(schema=found.contents, _resolver=found.resolver)
+            keys |= _evaluated_keys(evolved, instance, found.contents)
+    if validator.is_type(properties := schema.get("properties"), "object"):
+        keys |= properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        if (subschema := schema.get(keyword)) is not None:
+            keys.update(k for k, v in instance.items() if is_valid(validator.descend(v, subschema)))
+    matchers = [matcher(pattern) for pattern in schema.get("patternProperties", ())]
+    keys.update(key for key in instance if any(found(key) for found in matchers))
+    applied = [s for k, s in schema.get("dependentSchemas", {}).items() if k in instance]
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        applied += [s for s in schema.get(keyword, ()) if is_valid(validator.descend(instance, s))]
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            applied += [schema["if"], *([schema["then"]] if "then" in schema else [])]
+        elif "else" in schema:
+            applied.append(schema["else"])
+    for subschema in applied:
+        keys |= _evaluated_keys(validator, instance, subschema)
+    return keys
+
+
 @lru_cache(maxsize=1)
 def _validator_class() -> Any:
     from jsonschema import validators
 
-    from .bounded import validator_class
+    from .bounded import _unevaluated_properties, validator_class
 
     extend: Any = validators.extend  # untyped
     return extend(
@@ -103,6 +138,7 @@ def _validator_class() -> Any:
             "pattern": _pattern,
             "patternProperties": _pattern_properties,
             "additionalProperties": _additional_properties,
+            "unevaluatedProperties": partial(_unevaluated_properties, find=_evaluated_keys),
         },
     )
 

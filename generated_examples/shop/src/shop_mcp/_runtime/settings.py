@@ -15,6 +15,9 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SSE_PATH = "/sse"
 WEBSOCKET_PATH = "/ws"
 TRANSPORTS = ("stdio", "http", "sse", "websocket")
+# what a boolean variable may say (any other is refused)
+BOOLEANS = dict.fromkeys(("1", "true", "yes", "on"), True)
+BOOLEANS |= dict.fromkeys(("0", "false", "no", "off", ""), False)
 # The OAuth settings and the manifest's ``auth`` key giving each one's default
 # (``Settings.defaults``; their flags: ``auth_keys.OAUTH_HELP``).
 AUTH_SETTINGS = {
@@ -184,15 +187,10 @@ class Settings:
 def _parse(key: str, raw: str, default: object) -> object:
     try:
         if isinstance(default, bool):
-            value = raw.strip().lower()
-            if value not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
-                raise ValueError(raw)
-            return value in ("1", "true", "yes", "on")
-        if isinstance(default, int):
-            return int(raw)
-        if isinstance(default, float):
-            return float(raw)
-    except ValueError:
+            return BOOLEANS[raw.strip().lower()]
+        if isinstance(default, int | float):
+            return type(default)(raw)
+    except (KeyError, ValueError):
         raise ConfigError(f"{key}: cannot read {raw!r}") from None
     return csv(raw) if isinstance(default, tuple) else raw or None
 

@@ -57,10 +57,8 @@ class ExpiringMap:
 
     def get(self, key: str) -> str | None:
         entry = self._data.get(key)
-        if entry is None:
-            return None
-        if entry[0] <= time.monotonic():
-            self.delete(key)
+        if entry is None or entry[0] <= time.monotonic():
+            self.delete(key)  # (expired; a miss deletes nothing)
             return None
         self._data.move_to_end(key)
         return entry[1]

@@ -99,15 +99,13 @@ class Telemetry:
                 version = "_OTHER"  # a label, bounded like the method
             if version not in MODERN_PROTOCOL_VERSIONS:
                 connection = getattr(ctx.session, "_connection", None)
-                if connection is not None:
-                    self._track_session(connection, SUPPORTED_PROTOCOL_VERSIONS)
+                self._track_session(connection, SUPPORTED_PROTOCOL_VERSIONS)
             error: str | None = None
             try:
                 result = await call_next(ctx)
             except MCPError as exc:  # (the span's copy of its message is cut: telemetry_sdk)
-                error = str(exc.error.code)
-                if exc.error.code == REQUEST_CANCELLED:  # -32800, however raised
-                    error = "cancelled"  # as everywhere else it leaves (run_request)
+                code = exc.error.code  # -32800, however raised, is "cancelled" as everywhere
+                error = "cancelled" if code == REQUEST_CANCELLED else str(code)  # (run_request)
                 raise
             except CancelledError:  # the client cancelled it or left: no answer, no success
                 error = _failed(span, "cancelled")  # (the SDK's span lets it pass unmarked)
@@ -143,14 +141,12 @@ class Telemetry:
         if method not in self.methods:
             method = "_OTHER"
         name = params.get("name") if params and method in NAMED else None
-        if not isinstance(name, str) or name not in self.names:
-            name = None
         labels = {
             "mcp.method.name": method,
             "mcp.protocol.version": version,
             "network.transport": self.network,
         }
-        if name is not None:
+        if isinstance(name, str) and name in self.names:
             labels["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = name
         if error is not None:
             labels["error.type"] = error
@@ -160,7 +156,8 @@ class Telemetry:
 
     def _track_session(self, connection: Any, known: Any) -> None:
         """Time a connection from its first message to its close (a handshake-era
-        session; a stateless HTTP POST is no session). ``known``: the supported versions."""
+        session; a stateless HTTP POST is no session). ``known``: the supported versions.
+        ``connection``: None when the session has none."""
         state = getattr(connection, "state", None)
         if state is None or _SESSION_KEY in state:
             return
@@ -296,12 +293,10 @@ def setup(
     if ACTIVE is not None:
         return ACTIVE
     environ = os.environ if environ is None else environ
-    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return None  # everything off, GET /metrics included
     exporting = configured(environ)
-    local_metrics = transport != "stdio"
-    if not exporting and not local_metrics:
-        return None
+    disabled = environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+    if disabled or (not exporting and transport == "stdio"):
+        return None  # (disabled: everything off, GET /metrics included)
     find = importlib.util.find_spec  # (the SDK not imported: the parent first, or it raises)
     if find("opentelemetry") is None or find("opentelemetry.sdk") is None:
         if exporting and not _WARNED:
@@ -314,7 +309,9 @@ def setup(
         return None
     from .telemetry_sdk import build
 
-    ACTIVE = build(spec, transport, environ, exporting)
+    meter_provider, flushers = build(spec, transport, environ, exporting)
+    ACTIVE = Telemetry(meter_provider, transport != "stdio", exporting, transport)
+    ACTIVE.flushers = flushers
     return ACTIVE
 
 

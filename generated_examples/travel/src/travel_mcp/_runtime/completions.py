@@ -24,7 +24,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
 from .authz import Policy, current_identity
 from .context import CannotAsk, Context, InputRequired
-from .errors import Forbidden, ToolError
+from .errors import Forbidden, ToolError, echoed
 
 if TYPE_CHECKING:
     from .events import Events
@@ -76,7 +76,8 @@ class CompletionTable:
         # As prompts/get and resources/read answer: an unknown prompt or template is invalid
         # params, and so is a hidden one (a caller cannot tell the two apart).
         what = "prompt" if kind == "prompt" else "resource template"
-        unknown = MCPError(INVALID_PARAMS, f"Unknown {what}: {name}", data={kind: name})
+        shown = echoed(name)
+        unknown = MCPError(INVALID_PARAMS, f"Unknown {what}: {shown}", data={kind: shown})
         if (kind, name) not in self.known:
             raise unknown
         if kind == "prompt" and self.prompts is not None:  # as prompts/get answers

@@ -7,10 +7,11 @@ import base64
 import json
 import math
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, get_args
 
 import mcp_types as types
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 Json = Any
 ContentBlock = types.ContentBlock  # text, image, audio, resource link, embedded resource
@@ -51,6 +52,13 @@ def resource_link(
     uri: str, name: str, *, mime_type: str | None = None, description: str | None = None
 ) -> types.ResourceLink:
     return types.ResourceLink(uri=uri, name=name, mime_type=mime_type, description=description)
+
+
+@cache
+def adapter(model: Any) -> TypeAdapter[Any]:
+    """pydantic's adapter of ``model`` (a class or a type alias), made once: what the tools
+    validate a type alias's arguments with and the typed client parses results with."""
+    return TypeAdapter(model)
 
 
 def tool_error(message: str) -> types.CallToolResult:

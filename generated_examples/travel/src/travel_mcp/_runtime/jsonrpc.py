@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from contextlib import suppress
 from typing import Any
@@ -14,7 +15,11 @@ from mcp.shared.dispatcher import as_request_id
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 BUSY = -32004  # (server range; -32000 is MCP's connection closed) too many requests waiting
+INTERNAL_ERROR = -32603
+UNENCODABLE = "Internal error: the result could not be encoded"
 LONE_SURROGATE = "holds a lone UTF-16 surrogate (\\ud800-\\udfff), which UTF-8 cannot encode"
+
+logger = logging.getLogger(__name__)
 
 
 def error(code: int, message: str, request_id: int | str | None = None) -> str:
@@ -117,3 +122,16 @@ def has_bad_id(text: str) -> bool:
         value = json.loads(text)
         return isinstance(value, dict) and "id" in value
     return False
+
+
+def unencodable(message: Any) -> str:
+    """What goes out for ``message`` when pydantic could not make it JSON (a handler's text
+    holding a lone surrogate, which UTF-8 cannot encode): an answer becomes -32603 on its
+    request id; anything else (a notification, a request to the client) "", dropped. Either
+    way logged, with the method or id, never the value."""
+    request_id, method = getattr(message, "id", None), getattr(message, "method", None)
+    if method is not None:
+        logger.error("%s (id %r) could not be encoded: dropped", method, request_id)
+        return ""
+    logger.error("the answer to request %r could not be encoded: -32603", request_id)
+    return error(INTERNAL_ERROR, UNENCODABLE, request_id)

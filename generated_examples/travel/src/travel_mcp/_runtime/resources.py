@@ -23,7 +23,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from .authz import Policy, current_identity
 from .content import ResourceReturn
 from .context import Context, InputRequired, input_required
-from .errors import Forbidden, ResourceNotFound, ToolError, not_found, redact_query
+from .errors import Forbidden, ResourceNotFound, ToolError, echoed, not_found, redact_query
 from .events import Events, connection_of, lives_one_request
 from .paging import page
 from .stubs import is_stub
@@ -189,7 +189,7 @@ class ResourceTable:
         except ResourceNotFound as exc:
             raise not_found(uri, str(exc)) from None
         except ToolError as exc:
-            raise MCPError(INVALID_REQUEST, str(exc), data={"uri": uri}) from None
+            raise MCPError(INVALID_REQUEST, str(exc), data={"uri": echoed(uri)}) from None
         except MCPError:
             raise
         except NotImplementedError as exc:
