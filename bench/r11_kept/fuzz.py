@@ -107,7 +107,7 @@ if __name__ == "__main__":
         rng = random.Random(seed)
         doc = gen_doc(rng)
         steps = [doc]
-        for _ in range(5):
+        for _ in range(int(os.environ.get("R11EDITS", "5"))):
             steps.append(edit(rng, steps[-1]))
         try:
             bad = run([(d, {}) for d in steps], verbose=False, name=os.environ.get("R11NAME", "api.json"))
@@ -115,5 +115,5 @@ if __name__ == "__main__":
             print("seed", seed, "EXC", type(e).__name__, e); continue
         if bad:
             print("seed", seed, "BAD steps", bad, flush=True)
-            json.dump(steps, open(f"/tmp/r11-d-seed{seed}.json", "w"))
+            json.dump(steps, open(f"/tmp/r11-e-seed{seed}.json", "w"))
     print("done")
