@@ -1,14 +1,18 @@
 """Review r11 of the kept import (branch n7): rebuilds through the cache that differ from a
-fresh import. Each test fails on n7 (marked ``xfail(strict=True)``: a fix makes it pass,
-and then the mark must go)."""
+fresh import. Each test fails on n7. Findings 1 and 2 (derived copies named by definition
+only) are marked ``xfail(strict=True)``: a fix makes them pass, and then the mark must go;
+3 to 5 are fixed (o2)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mcpgen.load import load_text
+from mcpgen.openapi import import_openapi
 from tests.test_openapi_kept import imported
 
 
@@ -136,3 +140,58 @@ def test_the_request_copy_does_not_depend_on_the_order_of_paths_in_a_fresh_impor
     (c1,) = [t for t in first[0] if t["name"] == "c"]
     (c2,) = [t for t in second[0] if t["name"] == "c"]
     assert c1["input"]["$defs"] == c2["input"]["$defs"]
+
+
+# -- r11's findings 3 to 5 (their repro scripts: bench/r11_kept/repro4.py to repro6.py) ----
+
+
+def imported_text(text: str, name: str, folder: Path, keep: bool) -> Any:
+    """``imported`` of a document as written (escapes, YAML)."""
+    (folder / name).write_text(text)
+    doc = load_text(text, name, folder, json_first=name.endswith(".json"))
+    result = import_openapi(doc, {}, keep=keep)
+    return result.tools, result.defs, [(p.level, p.location, p.message) for p in result.problems]
+
+
+PETS = """{"openapi": "3.1.0", "info": {"title": "T", "version": "1"},
+ "servers": [{"url": "https://x.example"}], "paths": {"/pets": {"get": {"operationId": "pets",
+ "responses": {"200": {"description": "ok",
+ "content": {"application/json": {"schema": {%s: "other.json#/Pet"}}}}}}}}}"""
+PETS_YAML = """openapi: 3.1.0
+info: {title: T, version: "1"}
+servers: [{url: "https://x.example"}]
+paths:
+  /pets:
+    get:
+      operationId: pets
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                %s other.json#/Pet
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        (PETS % '"\\u0024ref"', "api.json"),  # r11's: the text check reads no `$ref` there
+        (PETS % '"$\\u0072ef"', "api.json"),
+        (PETS_YAML % '"\\x24ref":', "api.yaml"),
+        (PETS_YAML % "? $ref  # (a comment)\n                :", "api.yaml"),
+    ],
+)
+def test_a_reference_to_another_file_however_spelled_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, name: str
+) -> None:
+    """The other file changes between builds: the rebuild sees it, as a fresh build does."""
+    for n, (prop, kind) in enumerate([("name", "string"), ("age", "integer")]):
+        pet = {"properties": {prop: {"type": kind}}}
+        (tmp_path / "other.json").write_text(json.dumps({"Pet": pet}))
+        monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / f"empty{n}"))
+        fresh = imported_text(text, name, tmp_path, keep=True)
+        assert prop in json.dumps(fresh[0])  # (the other file's Pet)
+        monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
+        assert imported_text(text, name, tmp_path, keep=True) == fresh

@@ -9,8 +9,9 @@ Python's version: ``marshal``'s format), the import's options, the tools' names 
 definitions' names avoid their model classes) and the document without ``paths``
 (components, security, servers...). Each operation's entry is keyed by its own part (the
 operation, its path item's parameters and server, its tool's name). Neither read nor kept
-for a document that refers to other files (their schemas are named before any is read);
-kept only from an import without errors in which no reference points into ``paths``. One
+for a document that refers to other files (``Sources.several``: their schemas are named
+before any is read); kept only from an import without errors in which no reference points
+into ``paths``. One
 ``marshal`` of the whole keeps the objects the results share (definitions, bundles, plans)
 shared when read back."""
 
@@ -30,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 from mcpgen import cache
 from mcpgen.openapi.parts import Built, Candidate
 from mcpgen.openapi.result import Body, Operation, Param
-from mcpgen.openapi.sources import _EXTERNAL_REF
 from mcpgen.problems import Level
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ class Kept:
         store = cache.cache_dir() if tool_names is not None else None
         self.path: Path | None = None
         main = importer.sources.items[0]
-        if store is not None and not _EXTERNAL_REF.search(main.doc.text):  # (one file only)
+        if store is not None and not importer.sources.several:  # (one file only)
             rest = {k: v for k, v in importer.data.items() if k != "paths"}
             self.base = _digest([code_digest(), importer.raw_options, tool_names, rest])
             where = _digest([str(main.path), importer.raw_options])  # one file a source
