@@ -6,13 +6,16 @@ only) are marked ``xfail(strict=True)``: a fix makes them pass, and then the mar
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mcpgen.check import formats
 from mcpgen.load import load_text
-from mcpgen.openapi import import_openapi
+from mcpgen.openapi import import_openapi, kept, keywords
 from tests.test_openapi_kept import imported
 
 
@@ -195,3 +198,52 @@ def test_a_reference_to_another_file_however_spelled_is_not_kept(
         assert prop in json.dumps(fresh[0])  # (the other file's Pet)
         monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
         assert imported_text(text, name, tmp_path, keep=True) == fresh
+
+
+class _Lenient:
+    """A pydantic that takes any date (one whose verdict on a default differs)."""
+
+    def validate_python(self, value: Any) -> Any:
+        return value
+
+
+class _Installed:
+    """That pydantic's installed metadata."""
+
+    def read_text(self, name: str) -> str:
+        return "Metadata-Version: 2.4\nName: pydantic\nVersion: 99.0\n"
+
+
+@pytest.fixture
+def fresh_verdicts() -> Iterator[None]:
+    """The verdicts a process keeps, forgotten before and after (as in a new process)."""
+    caches = (formats._verdicts, keywords._fits, kept.code_digest)
+    for cached in caches:
+        cached.cache_clear()
+    yield
+    for cached in caches:
+        cached.cache_clear()
+
+
+def test_another_pydantic_is_another_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_verdicts: None
+) -> None:
+    """Its verdicts decide which defaults are left out (warned): pydantic's version (and
+    every library's whose answers make the import's output) is in the kept file's key."""
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
+    day = {"type": "string", "format": "date", "default": "2024-1-5"}
+    q = [{"name": "since", "in": "query", "schema": ref("Day")}]
+    data = spec({"/a": {"get": {"operationId": "a", "parameters": q, "responses": NONE}}}, {})
+    data["components"]["schemas"]["Day"] = day
+    before = imported(data, tmp_path, keep=True)
+    assert any("'default'" in p[3] for p in before[4])
+    version, installed = metadata.version, metadata.distribution
+    monkeypatch.setattr(formats, "_adapter", lambda name: _Lenient())
+    monkeypatch.setattr(metadata, "version", lambda n: "99.0" if n == "pydantic" else version(n))
+    other = {"pydantic": _Installed()}
+    monkeypatch.setattr(metadata, "distribution", lambda n: other.get(n) or installed(n))
+    for cached in (formats._verdicts, keywords._fits, kept.code_digest):
+        cached.cache_clear()  # (another process, with the other pydantic)
+    fresh = imported(data, tmp_path, keep=False)
+    assert not any("'default'" in p[3] for p in fresh[4])
+    assert imported(data, tmp_path, keep=True) == fresh

@@ -5,7 +5,8 @@ tool, operation and problems as they were, with the converted definitions.
 One file per source document and options (its name's digest): the next build of that
 source replaces it. It holds, first, the digest of what every operation's result depends on
 besides its own part of ``paths`` (a file with another is a miss): mcpgen's code (and
-Python's version: ``marshal``'s format), the import's options, the tools' names (the
+Python's version: ``marshal``'s format; the versions of the libraries whose verdicts make
+warnings, pydantic's and jsonschema's), the import's options, the tools' names (the
 definitions' names avoid their model classes) and the document without ``paths``
 (components, security, servers...). Each operation's entry is keyed by its own part (the
 operation, its path item's parameters and server, its tool's name). Neither read nor kept
@@ -25,6 +26,7 @@ import os
 import sys
 from collections.abc import Iterator
 from dataclasses import fields
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,11 +43,29 @@ Json = Any
 PREFIX = "openapi-v1-"
 
 
+# the libraries whose answers make the import's output (besides Python's): pydantic's
+# verdicts on defaults (``check.formats``), jsonschema's (with its metaschemas, resolver)
+LIBRARIES = (
+    "mcpgen",
+    "pydantic",
+    "pydantic-core",
+    "jsonschema",
+    "jsonschema-specifications",
+    "referencing",
+)
+
+
 @functools.cache
 def code_digest() -> str:
-    """mcpgen's sources and Python's version (what ``marshal`` writes depends on it)."""
+    """mcpgen's sources, Python's version (what ``marshal`` writes depends on it) and the
+    installed ``LIBRARIES``' metadata, with their versions (its text: 2 ms, where parsing
+    it for ``metadata.version`` takes 5)."""
     root = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256(f"{sys.version}\0{marshal.version}\0".encode())
+    for name in LIBRARIES:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            text = metadata.distribution(name).read_text("METADATA") or ""
+            digest.update(f"{name}\0{text}\0".encode(errors="surrogatepass"))
     for source in sorted(root.rglob("*.py")):
         digest.update(source.relative_to(root).as_posix().encode() + b"\0")
         digest.update(source.read_bytes() + b"\0")
