@@ -16,6 +16,7 @@ import pytest
 from mcpgen.check import formats
 from mcpgen.load import load_text
 from mcpgen.openapi import import_openapi, kept, keywords
+from mcpgen.problems import Level
 from tests.test_openapi_kept import imported
 
 
@@ -247,3 +248,42 @@ def test_another_pydantic_is_another_key(
     fresh = imported(data, tmp_path, keep=False)
     assert not any("'default'" in p[3] for p in fresh[4])
     assert imported(data, tmp_path, keep=True) == fresh
+
+
+def chain(a: Any, b: Any) -> dict[str, Any]:
+    """a answers ``a``, b ``b``: Warn has a default warned, C0 starts a chain of 160 allOf
+    bases (refused past 150: the import stops there)."""
+    schemas: dict[str, Any] = {
+        "Warn": {"type": "object", "properties": {"n": {"type": "integer", "default": "x"}}}
+    }
+    for i in range(160):
+        schemas[f"C{i}"] = {"allOf": [ref(f"C{i + 1}")]} if i < 159 else {"type": "object"}
+    paths = {
+        "/a": {"get": {"operationId": "a", "responses": answer(a)}},
+        "/b": {"get": {"operationId": "b", "responses": answer(b)}},
+    }
+    return spec(paths, schemas)
+
+
+WARN_AND_C0 = {"type": "object", "properties": {"w": ref("Warn"), "c": ref("C0")}}
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (ref("Warn"), ref("C0")),  # Warn met by a, kept
+        ({"type": "string"}, WARN_AND_C0),  # Warn met by b, the operation that stops it
+    ],
+)
+def test_an_import_that_stops_reports_what_its_kept_definitions_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, a: Any, b: Any
+) -> None:
+    """Warn converted and kept by the build before (a answered it); b now stops the import:
+    Warn's warning (reported by the kept definition when the kept import closes) is still
+    there, as in a fresh build."""
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
+    imported(chain(ref("Warn"), {"type": "string"}), tmp_path, keep=True)
+    fresh = imported(chain(a, b), tmp_path, keep=False)
+    assert any("'default'" in p[3] for p in fresh[4])
+    assert any(p[0] == Level.ERROR for p in fresh[4])
+    assert imported(chain(a, b), tmp_path, keep=True) == fresh

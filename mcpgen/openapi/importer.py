@@ -120,25 +120,27 @@ class _Importer(SecurityImport, InputImport):
         self.converter.naming.name_external(self.sources.scan_refs())
         tools: list[Built] = []
         resources: list[tuple[dict[str, Json], Operation]] = []
-        kept = Kept(self, tool_names if self.keep else None)
-        for (cand, kind), name in zip(chosen, tool_names, strict=True):
-            try:
-                built = kept.build(cand, name)
-            except (RecursionError, LongChain):
-                raise
-            except Exception as exc:  # one operation's bug must not lose the others
-                what = f"{type(exc).__name__}: {exc}"
-                self.error(
-                    cand.src, cand.path, f"internal error while importing this operation: {what}"
-                )
-                continue
-            if kind in ("resource", "resourceTemplate"):
-                resource = as_resource(built, kind, self.warn)
-                if resource is not None:
-                    resources.append((resource, built.operation))
+        # closed before the overrides change the tools, and if the import stops (kept.close)
+        with Kept(self, tool_names if self.keep else None) as kept:
+            for (cand, kind), name in zip(chosen, tool_names, strict=True):
+                try:
+                    built = kept.build(cand, name)
+                except (RecursionError, LongChain):
+                    raise
+                except Exception as exc:  # one operation's bug must not lose the others
+                    what = f"{type(exc).__name__}: {exc}"
+                    self.error(
+                        cand.src,
+                        cand.path,
+                        f"internal error while importing this operation: {what}",
+                    )
                     continue
-            tools.append(built)
-        kept.close()  # (before the overrides change the tools)
+                if kind in ("resource", "resourceTemplate"):
+                    resource = as_resource(built, kind, self.warn)
+                    if resource is not None:
+                        resources.append((resource, built.operation))
+                        continue
+                tools.append(built)
         renamed = apply_overrides(options, tools, resources, self.problems)
         servers, schemes, info = self.servers(), self.security_schemes(), self.info()
         if servers and "://" not in servers[0]["url"] and "baseUrl" not in (self.raw_options or {}):

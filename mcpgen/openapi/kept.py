@@ -11,8 +11,9 @@ definitions' names avoid their model classes) and the document without ``paths``
 (components, security, servers...). Each operation's entry is keyed by its own part (the
 operation, its path item's parameters and server, its tool's name). Neither read nor kept
 for a document that refers to other files (``Sources.several``: their schemas are named
-before any is read); kept only from an import without errors in which no reference points
-into ``paths``. One
+before any is read); kept only from an import that ran to its end without errors and in
+which no reference points into ``paths`` (one that stops still reports what the kept
+definitions met reported: ``Kept`` is closed as a context manager). One
 ``marshal`` of the whole keeps the objects the results share (definitions, bundles, plans)
 shared when read back."""
 
@@ -186,15 +187,24 @@ class Kept:
             return Built(_operation(operation), tool)
         self.missed = True
         sources.heard, self.converter.met = [], set()
-        built = importer.build(cand, name)
-        heard, met = sources.heard, self.converter.met
-        self.met.update(met)
+        try:
+            built = importer.build(cand, name)
+        finally:  # (what an operation stopping the import met is reported by ``close`` too)
+            heard, met = sources.heard, self.converter.met
+            self.met.update(met)
+            sources.heard, self.converter.met = [], None
         if key is not None:
             self.used[key] = (built.tool, _fields(built.operation), heard, sorted(met))
-        sources.heard, self.converter.met = [], None
         return built
 
-    def close(self) -> None:
+    def __enter__(self) -> Kept:
+        return self
+
+    def __exit__(self, stopped: type[BaseException] | None, *_: object) -> None:
+        """Closed however the import ends; its entries kept only if it ran to the end."""
+        self.close(finished=stopped is None)
+
+    def close(self, finished: bool) -> None:
         """Report what the definitions met reported when converted; keep the entries."""
         converter, sources = self.converter, self.importer.sources
         if self.path is None:
@@ -209,7 +219,7 @@ class Kept:
         for name in sorted(seen):
             for level, src, path, message in converter.heard.get(name, ()):
                 sources.report(Level(level), src, path, message)
-        if not self.missed or self.path is None or self.importer.problems.has_errors():
+        if not (finished and self.missed) or self.importer.problems.has_errors():
             return
         if converter.xml or any(
             not isinstance(key, tuple) or key[1][:1] == ("paths",)
