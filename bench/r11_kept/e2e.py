@@ -1,12 +1,13 @@
 """End-to-end: `python -m mcpgen build` warm vs fresh after each edit; diff -r and stderr."""
-import sys; sys.path.insert(0, "/work/wt-r11/bench/r11_kept")
+import os as _os; HERE = _os.path.dirname(_os.path.abspath(__file__)); ROOT = _os.path.dirname(_os.path.dirname(HERE))
+import sys; sys.path.insert(0, HERE)
 import json, os, random, subprocess, tempfile, shutil
 from pathlib import Path
 
 def build(doc_path, out, cache):
     env = {**os.environ, "MCPGEN_CACHE_DIR": cache}
     p = subprocess.run([sys.executable, "-m", "mcpgen", "build", str(doc_path), "-o", str(out)],
-                       cwd="/work/wt-r11", env=env, capture_output=True, text=True, timeout=600)
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     return p.returncode, p.stderr.replace(str(out), "OUT")
 
 def run_steps(steps, name="api.json", label=""):

@@ -1,5 +1,6 @@
 """Fresh imports of GitHub's description, paths in their order and reversed: tools that differ."""
-import sys; sys.path.insert(0, "/work/wt-r11")
+import os as _os; HERE = _os.path.dirname(_os.path.abspath(__file__)); ROOT = _os.path.dirname(_os.path.dirname(HERE))
+import sys; sys.path.insert(0, ROOT)
 import json, os, tempfile, pathlib
 os.environ["MCPGEN_CACHE_DIR"] = ""
 from mcpgen.load import load_text

@@ -1,4 +1,5 @@
-import sys; sys.path.insert(0, "/work/wt-r11")
+import os as _os; HERE = _os.path.dirname(_os.path.abspath(__file__)); ROOT = _os.path.dirname(_os.path.dirname(HERE))
+import sys; sys.path.insert(0, ROOT)
 """In-process differential harness: warm-cache import vs empty-cache import after each step."""
 import json, os, tempfile, copy
 from dataclasses import asdict

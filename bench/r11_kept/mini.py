@@ -1,4 +1,5 @@
-import sys; sys.path.insert(0, "/work/wt-r11"); sys.path.insert(0, "/work/wt-r11/bench/r11_kept")
+import os as _os; HERE = _os.path.dirname(_os.path.abspath(__file__)); ROOT = _os.path.dirname(_os.path.dirname(HERE))
+import sys; sys.path.insert(0, ROOT); sys.path.insert(0, HERE)
 import json, copy, io, contextlib
 from h import run
 def bad(steps):

@@ -1,7 +1,8 @@
 """Two builds at once through one cache dir (same document; then two documents with the
 same name in two folders), each compared with a fresh build."""
+import os as _os; HERE = _os.path.dirname(_os.path.abspath(__file__)); ROOT = _os.path.dirname(_os.path.dirname(HERE))
 import sys, json, copy, subprocess, os, tempfile
-sys.path.insert(0, "/work/wt-r11/bench/r11_kept")
+sys.path.insert(0, HERE)
 import e2e, fuzz, random
 from pathlib import Path
 d = Path(tempfile.mkdtemp(prefix="r11-par-")); cache = str(d / "warm")
@@ -12,7 +13,7 @@ e2e.build(d / "x" / "api.json", d / "cold", cache)
 def start(sub, out):
     env = {**os.environ, "MCPGEN_CACHE_DIR": cache}
     return subprocess.Popen([sys.executable, "-m", "mcpgen", "build", str(d / sub / "api.json"), "-o", str(d / out)],
-                            cwd="/work/wt-r11", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 for round_ in range(3):
     procs = [(sub, f"{sub}{round_}{k}", start(sub, f"{sub}{round_}{k}")) for sub in ("x", "y") for k in range(2)]
     for sub, out, p in procs:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # r11 finding 1: discriminator cycle (Pet oneOf Cat/Dog, Cat allOf Pet) + writeOnly: a touched rebuild differs
 set -u
-cd /work/wt-r11 && . /work/venv/bin/activate
+cd "$(dirname "$0")/../.." && . /work/venv/bin/activate
 D=$(mktemp -d); W=$D/warm-cache
 python - "$D" <<'PY'
 import json, sys, copy

@@ -1,7 +1,8 @@
 """r11 finding 2: a derived ``...Request`` definition is made once, by the first operation
 needing it, in that operation's context: a rebuild through the cache keeps the one an
 earlier build made; a fresh build makes it for another operation -> different package."""
-import sys; sys.path.insert(0, "/work/wt-r11/bench/r11_kept")
+import os as _os; HERE = _os.path.dirname(_os.path.abspath(__file__)); ROOT = _os.path.dirname(_os.path.dirname(HERE))
+import sys; sys.path.insert(0, HERE)
 from e2e import run_steps
 S = lambda n: {"$ref": f"#/components/schemas/{n}"}
 def doc(a_body):

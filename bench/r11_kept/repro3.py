@@ -2,7 +2,8 @@
 ``...Answer`` copies made by an earlier build for another operation; a rebuilt operation
 reuses them (leave_out: 'another answer's already'): here the answer schema keeps a writeOnly
 property (Cred.token) that a fresh build leaves out. Both operations are rebuilt in step 1."""
-import sys; sys.path.insert(0, "/work/wt-r11/bench/r11_kept")
+import os as _os; HERE = _os.path.dirname(_os.path.abspath(__file__)); ROOT = _os.path.dirname(_os.path.dirname(HERE))
+import sys; sys.path.insert(0, HERE)
 from e2e import run_steps
 S = lambda n: {"$ref": f"#/components/schemas/{n}"}
 ok = lambda s: {"200": {"description": "ok", "content": {"application/json": {"schema": s}}}}

@@ -1,7 +1,8 @@
 """r11 finding 4: a reference to another file spelled so that the text pre-check misses it
 (JSON '\\u0024ref'): the import is kept though it spans two files; an edit of the other file
 is not seen by a rebuild through the cache (stale package)."""
-import sys, json; sys.path.insert(0, "/work/wt-r11/bench/r11_kept")
+import os as _os; HERE = _os.path.dirname(_os.path.abspath(__file__)); ROOT = _os.path.dirname(_os.path.dirname(HERE))
+import sys, json; sys.path.insert(0, HERE)
 import e2e, tempfile, shutil, subprocess
 from pathlib import Path
 main = r'''{"openapi": "3.1.0", "info": {"title": "T", "version": "1"}, "servers": [{"url": "https://x.example"}],

@@ -3,7 +3,8 @@ version, not the versions of pydantic/jsonschema whose verdicts the import's war
 converted defaults depend on (check/formats.py keys its own verdicts by pydantic's version).
 A pydantic whose verdict on a default differs is simulated by patching formats._adapter and
 metadata.version; the rebuild through the cache keeps the old warning, a fresh one does not."""
-import sys; sys.path.insert(0, "/work/wt-r11")
+import os as _os; HERE = _os.path.dirname(_os.path.abspath(__file__)); ROOT = _os.path.dirname(_os.path.dirname(HERE))
+import sys; sys.path.insert(0, ROOT)
 import json, os, tempfile, pathlib
 from importlib import metadata
 from mcpgen.load import load_text

@@ -1,7 +1,8 @@
 """r11 finding 6 (low): an import that stops (LongChain, or a RecursionError) skips Kept.close,
 so the warnings of definitions restored from the kept file (reported by close for the kept
 operations) are missing: the failing build prints fewer warnings than a fresh one."""
-import sys; sys.path.insert(0, "/work/wt-r11/bench/r11_kept")
+import os as _os; HERE = _os.path.dirname(_os.path.abspath(__file__)); ROOT = _os.path.dirname(_os.path.dirname(HERE))
+import sys; sys.path.insert(0, HERE)
 import e2e
 S = lambda n: {"$ref": f"#/components/schemas/{n}"}
 schemas = {"Warn": {"type": "object", "properties": {"n": {"type": "integer", "default": "x"}}}}
