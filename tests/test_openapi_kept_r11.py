@@ -16,6 +16,7 @@ import pytest
 from mcpgen.check import formats
 from mcpgen.load import load_text
 from mcpgen.openapi import import_openapi, kept, keywords
+from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.problems import Level
 from tests.test_openapi_kept import imported
 
@@ -287,3 +288,32 @@ def test_an_import_that_stops_reports_what_its_kept_definitions_did(
     assert any("'default'" in p[3] for p in fresh[4])
     assert any(p[0] == Level.ERROR for p in fresh[4])
     assert imported(chain(a, b), tmp_path, keep=True) == fresh
+
+
+def test_an_import_that_stops_keeps_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped inside a definition's conversion (a RecursionError, as from a deep document),
+    the converter is half done: B named, never converted. Kept, the next build would take
+    B as converted and find no body for it."""
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
+    to_b = {"type": "object", "properties": {"x": ref("B")}}
+    paths = {
+        "/a": {"get": {"operationId": "a", "responses": answer(ref("A"))}},
+        "/b": {"get": {"operationId": "b", "responses": answer(to_b)}},
+    }
+    data = spec(paths, {"A": {"type": "object"}, "B": {"type": "object"}})
+    real = SchemaConverter._schema
+
+    def deep(self: SchemaConverter, src: int, path: Any, node: Any, deps: set[str]) -> Any:
+        if path == ("components", "schemas", "B"):
+            raise RecursionError
+        return real(self, src, path, node, deps)
+
+    monkeypatch.setattr(SchemaConverter, "_schema", deep)
+    stopped = imported(data, tmp_path, keep=True)
+    assert stopped[0] == [] and stopped[4][0][0] == Level.ERROR  # (blamed on B's depth)
+    monkeypatch.setattr(SchemaConverter, "_schema", real)
+    fresh = imported(data, tmp_path, keep=False)
+    assert "B" in fresh[2]
+    assert imported(data, tmp_path, keep=True) == fresh
