@@ -18,6 +18,7 @@ EXTERNAL = {
     "runtime/test_shared.py",
     "runtime/test_shared_faults.py",
     "runtime/test_shared_replicas.py",
+    "runtime/test_tasks_count.py",
     "runtime/test_tasks_store.py",
     "runtime/test_tasks_replicas.py",
     "runtime/test_tasks_typescript.py",

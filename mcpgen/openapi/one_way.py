@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Iterator
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from mcpgen.check import schemas
 from mcpgen.check.schemas import DATA_KEYWORDS, SCHEMA_MAPS, children, def_name, def_ref, def_refs
 from mcpgen.openapi.naming import short_hash
 
@@ -291,12 +293,18 @@ def leave_out(
     cut: dict[tuple[int, int], tuple[Paths, Paths, Paths]] = {}
     alike: dict[Any, Paths] = {(frozenset(), frozenset()): NONE}
     naming: list[bool] = []  # (false: the first pass)
-    new.update({n: n for n in plan.get("$defs", ()) if n in defs and visit(defs[n]) != defs[n]})
+    changes = cache(lambda name: visit(defs[name]) != defs[name])  # (first pass: each once)
+    new.update({n: n for n in plan.get("$defs", ()) if n in defs and changes(n)})
+    # a copy is named by its definition alone, whoever makes it first: it refers to the copy
+    # of each definition it reaches that changes, one this plan leaves out of or not
+    while grown := {
+        *(n for n in schemas.closure(new, converter.deps) & defs.keys() - new.keys() if changes(n)),
+        *(n for n in defs if n not in new and converter.deps[n] & set(new)),
+    }:
+        new.update({n: n for n in grown})  # changes, or refers to a definition that does
     naming.append(True)
     for memo in (lifted, names, selves):
         memo.clear()  # (made with the new names found so far)
-    while grown := {n for n in defs if n not in new and converter.deps[n] & set(new)}:
-        new.update({n: n for n in grown})  # refers to a definition that changes
     for name in new:
         src, path = converter.origin[name]
         new[name] = converter.naming.name_of((src, (*path, way.lower())), f"{name}{way}")

@@ -25,6 +25,8 @@ from .shared_local import (
 )
 
 Edit = Callable[[Any | None], tuple[Any, float] | None]  # TTLCache.change: old -> (new, ttl)
+# TTLCache.change_many: the old values -> {key: (new, ttl) or None to delete}, others left
+Edits = Callable[[list[Any | None]], dict[str, tuple[Any, float] | None]]
 
 
 class TTLCache(Protocol):
@@ -46,6 +48,11 @@ class TTLCache(Protocol):
         """Replace the value of ``key`` by ``edit(value or None)`` as one atomic step:
         ``(value, ttl)`` is stored, None deletes it. ``edit`` may run more than once. False
         when the cache was unreachable (then nothing may have changed)."""
+        ...
+
+    async def change_many(self, keys: list[str], edit: Edits) -> bool:
+        """``change`` of several keys in one atomic step: ``edit(values)`` (which may run
+        more than once) says which keys change (a key it leaves out is left as it is)."""
         ...
 
 
@@ -110,11 +117,16 @@ class LocalCache:
         self._map.delete(self._key(key))
 
     async def change(self, key: str, edit: Edit) -> bool:
-        changed = edit(await self.get(key))  # one process, nothing awaited between: atomic
-        if changed is None:
-            await self.delete(key)
-        else:
-            await self.set(key, *changed)
+        return await self.change_many([key], lambda values: {key: edit(values[0])})
+
+    async def change_many(self, keys: list[str], edit: Edits) -> bool:
+        # one process, and no I/O between the reads and the writes: one atomic step
+        changes = edit([await self.get(key) for key in keys])
+        for key, changed in changes.items():
+            if changed is None:
+                await self.delete(key)
+            else:
+                await self.set(key, *changed)
         return True
 
 

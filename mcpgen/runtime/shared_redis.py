@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp.server.subscriptions import ServerEvent
 
-from .local_cache import Edit, TTLCache, ValueCodec
+from .local_cache import Edit, Edits, TTLCache, ValueCodec
 from .sealing import SharedStateConfigError, SharedStateUnavailable, check_name
 from .shared import LimiterOutage, redact_url, without_password
 from .shared_local import LocalRateLimiter, check_limit, check_ttl
@@ -242,24 +242,33 @@ class RedisCache:
         await self._link.run(self._link.client.delete, self._key(key))
 
     async def change(self, key: str, edit: Edit) -> bool:
-        """WATCH, GET, then MULTI/EXEC the new value: retried while another client changed
-        the key in between (one of them always succeeds)."""
-        return (await self._link.run(self._transaction, self._key(key), edit))[0]
+        return await self.change_many([key], lambda values: {key: edit(values[0])})
 
-    async def _transaction(self, name: str, edit: Edit) -> None:
+    async def change_many(self, keys: list[str], edit: Edits) -> bool:
+        """WATCH, MGET, then MULTI/EXEC the new values: retried while another client changed
+        a key in between (one of them always succeeds), or when the answer of EXEC was lost
+        (redis-py raises WatchError then: ``edit`` runs again on what EXEC wrote)."""
+        return (await self._link.run(self._transaction, keys, edit))[0]
+
+    async def _transaction(self, keys: list[str], edit: Edits) -> None:
+        names = {key: self._key(key) for key in keys}
         async with self._link.client.pipeline(transaction=True) as pipe:
             while True:
                 try:
-                    await pipe.watch(name)
-                    stored = (await pipe.mget([name]))[0]  # (a key of another type: None)
-                    changed = edit(None if stored is None else self._values.load(stored, name))
+                    await pipe.watch(*names.values())
+                    stored = await pipe.mget(list(names.values()))  # (another type: None)
+                    pairs = zip(stored, names.values(), strict=True)
+                    changes = edit(
+                        [None if s is None else self._values.load(s, n) for s, n in pairs]
+                    )
                     pipe.multi()
-                    if changed is None:
-                        pipe.delete(name)
-                    else:
-                        check_ttl(changed[1])
-                        text = self._values.dump(changed[0], name)
-                        pipe.set(name, text, px=max(1, math.ceil(changed[1] * 1000)))
+                    for key, changed in changes.items():
+                        if changed is None:
+                            pipe.delete(names[key])
+                        else:
+                            check_ttl(changed[1])
+                            text = self._values.dump(changed[0], names[key])
+                            pipe.set(names[key], text, px=max(1, math.ceil(changed[1] * 1000)))
                     await pipe.execute()
                     return
                 except self._link.watch_error:

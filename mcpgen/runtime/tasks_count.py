@@ -19,41 +19,44 @@ BUCKET = 600  # seconds: stored tasks are counted by the 10 minutes in which the
 ENTRY = "n:"  # (the record field ``counted`` names it)
 
 
-async def count(cache: TTLCache, expires: float, n: int, cap: float = math.inf) -> bool:
-    """``n`` more tasks stored that expire at ``expires`` (epoch seconds), unless that
-    passes ``cap`` (False). One entry counts them by the 10 minutes in which they expire
-    (bucket -> count), checked and counted in one atomic step (Redis: a transaction, so
-    concurrent creates on any replica never pass the cap); a bucket that has ended is
-    dropped: its tasks have expired (a bare counter would keep them: an expiry tells
-    nobody)."""
-    bucket, now, fits = str(int(expires) // BUCKET), time.time(), [True]
-
-    def add(stored: Any) -> tuple[Any, float] | None:
-        held = stored if isinstance(stored, dict) else {}
-        counts = {b: c for b, c in held.items() if (int(b) + 1) * BUCKET > now and c > 0}
-        fits[0] = sum(counts.values()) + n <= cap
-        counts[bucket] = counts.get(bucket, 0) + (n if fits[0] else 0)
-        counts = {b: c for b, c in counts.items() if c > 0}
-        last = max(map(int, counts), default=0)
-        return (counts, max((last + 1) * BUCKET - now, 0.001)) if counts else None
-
-    await cache.change(ENTRY, add)
-    return fits[0]
+def count(held: Any, expires: float, n: int, cap: float = math.inf) -> tuple[Any, bool]:
+    """The entry ``held`` with ``n`` more tasks stored that expire at ``expires`` (epoch
+    seconds), unless that passes ``cap`` (then unchanged, and False): ``(entry, ttl)``, or
+    None when it counts nothing. It counts them by the 10 minutes in which they expire
+    (bucket -> count), checked and counted in one atomic step of its caller (Redis: a
+    transaction, so concurrent creates on any replica never pass the cap); a bucket that
+    has ended is dropped: its tasks have expired (a bare counter would keep them: an
+    expiry tells nobody)."""
+    bucket, now = str(int(expires) // BUCKET), time.time()
+    held = held if isinstance(held, dict) else {}
+    counts = {b: c for b, c in held.items() if (int(b) + 1) * BUCKET > now and c > 0}
+    fits = sum(counts.values()) + n <= cap
+    counts[bucket] = counts.get(bucket, 0) + (n if fits else 0)
+    counts = {b: c for b, c in counts.items() if c > 0}
+    last = max(map(int, counts), default=0)
+    return ((counts, max((last + 1) * BUCKET - now, 0.001)) if counts else None), fits
 
 
-async def uncount(cache: TTLCache, expires: float, record: Any) -> None:
-    """One task that expires at ``expires`` no longer kept (dropped from its caller's
-    index), uncounted where it was counted: a ``record`` (read before it was deleted) not
-    marked ``counted`` was created by an older replica, counted in its ``n:<bucket>`` key
-    if that holds a count (else by this code before the mark: here too when evicted)."""
-    bucket, older = int(expires) // BUCKET, [False]
+async def uncount(cache: TTLCache, task_id: str, expires: float) -> None:
+    """The task ``task_id``, that expires at ``expires``, no longer kept (dropped from its
+    caller's index): its record deleted and the task uncounted in one atomic step (Redis:
+    a transaction), so once only: a step Redis ran whose answer was lost runs again (as
+    ``change_many`` says) and, the record gone, changes nothing (twice, it made room for a
+    task more than ``--max-tasks``). Uncounted where it was counted: a record not marked
+    ``counted`` was created by an older replica, counted in its ``n:<bucket>`` key if that
+    holds a count (else by this code before the mark: here too). A record Redis evicted
+    is counted until its 10 minutes end."""
+    bucket = int(expires) // BUCKET
+    record, older = "t:" + task_id, f"n:{bucket}"
     ends = max((bucket + 1) * BUCKET - time.time(), 0.001)
 
-    def less(stored: Any) -> tuple[Any, float] | None:  # (as mcpgen 8fdb7232 counts)
-        older[0] = isinstance(stored, int) and stored > 0
-        return (stored - 1, ends) if older[0] and stored > 1 else None
+    def less(stored: list[Any]) -> dict[str, tuple[Any, float] | None]:
+        there, old, held = stored
+        if there is None:  # uncounted already (or evicted)
+            return {}
+        mine = isinstance(there, dict) and there.get("counted") == ENTRY
+        if not mine and isinstance(old, int) and old > 0:  # (as mcpgen 8fdb7232 counts)
+            return {record: None, older: (old - 1, ends) if old > 1 else None}
+        return {record: None, ENTRY: count(held, expires, -1)[0]}
 
-    if isinstance(record, dict) and record.get("counted") != ENTRY:
-        await cache.change(f"n:{bucket}", less)
-    if not older[0]:
-        await count(cache, expires, -1)
+    await cache.change_many([record, older, ENTRY], less)

@@ -120,27 +120,38 @@ class TaskStore:
             await self.reached()
         return found
 
-    async def put(self, record: Record) -> None:
-        ttl = self.remaining(record)
-        if ttl > 0:
-            await self.cache.set("t:" + record["taskId"], record, ttl)
-
     async def create(self, record: Record) -> bool:
         """False when the store is unreachable: the task cannot be read by its id; -32600
         when ``cap`` tasks are stored (``tasks_count``: one caller's oldest tasks dropped
-        from its index count no more); a task refused gives its place back."""
-        if not await count(self.cache, record["expiresAt"], 1, self.cap):
+        from its index count no more). The record, its caller's index entry and its place
+        under ``cap`` are written in one atomic step (Redis: a transaction): a create the
+        store did not take took no place (its place given back after it, lost with the
+        store, stayed taken until its ten minutes ended); one Redis ran whose answer was
+        lost runs again, finds its record and changes nothing."""
+        task_id, expires, fits = record["taskId"], record["expiresAt"], [True]
+        dropped: list[list[Any]] = []
+        keys = [ENTRY, "o:" + record["owner"], "t:" + task_id]
+
+        def add(owned: list[list[Any]]) -> tuple[list[list[Any]], int]:
+            return [*owned, [task_id, expires]], len(owned) + 1 - MAX_OWNED
+
+        def take(stored: list[Any]) -> dict[str, tuple[Any, float] | None]:
+            held, owned, there = stored
+            if there is not None:  # taken (its answer lost): the tasks it dropped kept
+                return {}
+            dropped.clear()  # (those of a run whose EXEC another client's change failed)
+            counted, fits[0] = count(held, expires, 1, self.cap)
+            if not fits[0]:
+                return {}
+            ttl = max(self.remaining(record), 0.001)
+            index = self._index(owned, add, dropped)
+            return {keys[0]: counted, keys[1]: index, keys[2]: ({**record, "counted": ENTRY}, ttl)}
+
+        taken = await self.cache.change_many(keys, take)
+        if not fits[0]:
             full = f"The server keeps at most {self.cap} tasks (--max-tasks), all taken"
             raise MCPError(INVALID_REQUEST, full + ": try again once older ones expire")
-        entry, taken = [record["taskId"], record["expiresAt"]], False
-        try:
-            await self.put({**record, "counted": ENTRY})  # (where: ``uncount``)
-            taken = await self._edit(
-                record["owner"], lambda owned: ([*owned, entry], len(owned) + 1 - MAX_OWNED)
-            )
-        finally:
-            if not taken:  # refused (-32603): its place given back (lost only with the store)
-                await count(self.cache, record["expiresAt"], -1)
+        await self._drop(dropped if taken else [])
         return taken
 
     async def ended(self, owner: str, task_id: str, size: int) -> None:
@@ -164,20 +175,23 @@ class TaskStore:
         drop) in one atomic step of the cache (Redis: a transaction), so concurrent creates
         and completions lose no entry; the dropped tasks are deleted after it."""
         dropped: list[list[Any]] = []
-
-        def apply(stored: Any) -> tuple[Any, float] | None:
-            owned, drop = edit(live(stored))
-            dropped[:] = owned[: max(drop, 0)]  # out of the index: out of memory too
-            kept = owned[max(drop, 0) :]
-            return (kept, max(max(e[1] for e in kept) - time.time(), 0.001)) if kept else None
-
-        changed = await self.cache.change("o:" + owner, apply)
-        dropped = dropped if changed else []  # (a failed transaction dropped none)
-        records = await self.cache.get_many(["t:" + entry[0] for entry in dropped])
-        for entry, stored in zip(dropped, records, strict=True):
-            await self.cache.delete("t:" + entry[0])
-            await uncount(self.cache, entry[1], stored)  # (where it was counted)
+        changed = await self.cache.change(
+            "o:" + owner, lambda stored: self._index(stored, edit, dropped)
+        )
+        await self._drop(dropped if changed else [])  # (a failed transaction dropped none)
         return changed
+
+    @staticmethod
+    def _index(stored: Any, edit: Any, dropped: list[list[Any]]) -> tuple[Any, float] | None:
+        """The index ``stored`` changed by ``edit``; ``dropped`` the entries it drops."""
+        owned, drop = edit(live(stored))
+        dropped[:] = owned[: max(drop, 0)]  # out of the index: out of memory too
+        kept = owned[max(drop, 0) :]
+        return (kept, max(max(e[1] for e in kept) - time.time(), 0.001)) if kept else None
+
+    async def _drop(self, dropped: list[list[Any]]) -> None:
+        for entry in dropped:  # (each record deleted as it is uncounted, where it was)
+            await uncount(self.cache, entry[0], entry[1])
 
     async def owned(self, owner: str) -> list[list[Any]]:
         """``[task id, expires at, result bytes?]`` of the caller's tasks, oldest first

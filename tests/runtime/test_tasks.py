@@ -341,6 +341,9 @@ class _Away:
     async def change(self, key: str, edit: Any) -> bool:
         return not self.down and await self.inner.change(key, edit)
 
+    async def change_many(self, keys: list[str], edit: Any) -> bool:
+        return not self.down and await self.inner.change_many(keys, edit)
+
 
 async def test_a_store_outage_neither_cancels_a_task_nor_leaves_it_working_for_ever(
     monkeypatch: pytest.MonkeyPatch,
@@ -413,6 +416,10 @@ class _Remote(_Away):
     async def change(self, key: str, edit: Any) -> bool:
         await anyio.sleep(0.01)
         return await super().change(key, edit)
+
+    async def change_many(self, keys: list[str], edit: Any) -> bool:
+        await anyio.sleep(0.01)
+        return await super().change_many(keys, edit)
 
 
 async def test_concurrent_calls_do_not_pass_the_running_cap_together(

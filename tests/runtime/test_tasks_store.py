@@ -231,6 +231,9 @@ class _Slow:
     async def change(self, key: str, edit: Any) -> bool:
         return await self.inner.change(key, edit)
 
+    async def change_many(self, keys: list[str], edit: Any) -> bool:
+        return await self.inner.change_many(keys, edit)
+
 
 async def test_two_answers_at_once_run_the_handler_again_once() -> None:
     """Two 2026 tasks/update for one input_required task, read before either writes: the
@@ -535,6 +538,13 @@ class _IndexFailsOnce:
             edit(await self.inner.get(key))
             return False
         return bool(await self.inner.change(key, edit))
+
+    async def change_many(self, keys: list[str], edit: Any) -> bool:  # (a create's)
+        if any(key.startswith("o:") for key in keys) and not self.failed:
+            self.failed = True
+            edit(await self.inner.get_many(keys))
+            return False
+        return bool(await self.inner.change_many(keys, edit))
 
 
 async def test_a_create_the_store_does_not_take_gives_its_place_back(stores: Any) -> None:

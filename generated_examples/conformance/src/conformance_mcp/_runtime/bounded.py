@@ -11,12 +11,13 @@ whose validator extends this one). jsonschema's own, on the event loop of the se
   ``CONTEXT``-th problem;
 - ``unevaluatedItems`` and ``unevaluatedProperties`` search a list of the evaluated items
   for each item: here a set; and their error names every unevaluated one, whole (4 MB of
-  300,000 small keys, made of 300,000 problems, one a key): here the first ``NAMES``, each
-  by at most ``errors.ECHOED`` characters, then how many more.
+  300,000 small keys, made of 300,000 problems, one a key): here the first
+  ``draft.NAMES``, each by at most ``errors.ECHOED`` characters, then how many more.
 
 The verdicts and the errors are jsonschema's (``tests/runtime/test_schema_work.py``), but
 for the ``context`` of a union's error, which holds fewer problems, and the names of an
-unevaluated keyword's (past ``NAMES`` of them, or ``errors.ECHOED`` characters of one).
+unevaluated keyword's (past ``draft.NAMES`` of them, or ``errors.ECHOED`` characters of
+one).
 """
 
 from __future__ import annotations
@@ -27,14 +28,13 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 
-from jsonschema import Draft202012Validator, _utils, validators
+from jsonschema import _utils, validators
 from jsonschema.exceptions import ValidationError
 
-from .errors import echoed
+from .draft import NAMES, draft_class, listed
 
 Json = Any
 CONTEXT = 3  # problems of each branch an ``anyOf`` or ``oneOf`` error keeps (its ``context``)
-NAMES = 20  # unevaluated items (properties) an error names, then how many more
 
 
 def _unique_items(validator: Any, unique: Json, instance: Json, schema: Json) -> Iterator[Any]:
@@ -135,7 +135,7 @@ def _unevaluated_items(validator: Any, unevaluated: Json, instance: Json, schema
     extras = [item for index, item in enumerate(instance) if index not in evaluated]
     if extras:
         message = "Unevaluated items are not allowed (%s %s unexpected)"
-        yield ValidationError(message % _listed(extras))
+        yield ValidationError(message % listed(extras, len(extras)))
 
 
 def _unevaluated_properties(
@@ -157,7 +157,7 @@ def _unevaluated_properties(
         return
     if unevaluated is False:
         message = "Unevaluated properties are not allowed (%s %s unexpected)"
-        yield ValidationError(message % _listed(sorted(extras, key=str)))
+        yield ValidationError(message % listed(sorted(extras, key=str), len(extras)))
         return
     invalid = (  # each key once per problem, as jsonschema's: the first few only
         key
@@ -170,7 +170,7 @@ def _unevaluated_properties(
             "Unevaluated properties are not valid under the given schema "
             "(%s %s unevaluated and invalid)"
         )
-        yield ValidationError(message % _listed(found, counted=False))
+        yield ValidationError(message % listed(found, None))
 
 
 def _unless_false(schema: Json, keyword: str) -> Json:
@@ -178,16 +178,6 @@ def _unless_false(schema: Json, keyword: str) -> Json:
     evaluated: they check each item (property) against it, making a problem for each, to
     find none."""
     return {k: v for k, v in schema.items() if k != keyword} if schema[keyword] is False else schema
-
-
-def _listed(extras: list[Any], counted: bool = True) -> tuple[str, str]:
-    """jsonschema's ``extras_msg`` (the extras, the verb) naming the first ``NAMES`` extras
-    then how many more (``counted``: else only that there are more), each by at most
-    ``errors.ECHOED`` characters of its ``repr`` then its length (jsonschema's named all, whole)."""
-    shown = [echoed(repr(e), len(e) if isinstance(e, str) else None) for e in extras[:NAMES]]
-    more = len(extras) - NAMES
-    tail = "" if more <= 0 else f" and {more} more" if counted else " and more"
-    return ", ".join(shown) + tail, "was" if len(extras) == 1 else "were"
 
 
 KEYWORDS: dict[str, Callable[..., Iterator[Any]]] = {
@@ -201,7 +191,7 @@ KEYWORDS: dict[str, Callable[..., Iterator[Any]]] = {
 
 @lru_cache(maxsize=1)
 def validator_class() -> Any:
-    """Draft 2020-12's validator with ``KEYWORDS`` (``patterns`` extends this one, and
+    """``draft.draft_class`` with ``KEYWORDS`` (``patterns`` extends this one, and
     ``schemas.validator`` uses it for a schema with one of ``schemas.BOUNDED``)."""
     extend: Any = validators.extend  # untyped
-    return extend(Draft202012Validator, KEYWORDS)
+    return extend(draft_class(), KEYWORDS)

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -119,7 +120,7 @@ def resource_read(
             unquote(k): _typed(v, given.get(unquote(k)), schema) for k, v in variables.items()
         }
         if validator is not None:
-            errors = [e.message for e in validator.iter_errors(arguments)][:5]
+            errors = [e.message for e in islice(validator.iter_errors(arguments), 5)]  # (not all)
             if errors:
                 raise MCPError(INVALID_PARAMS, "Invalid resource URI: " + "; ".join(errors))
         result = await upstream.call(operation, arguments, ctx)

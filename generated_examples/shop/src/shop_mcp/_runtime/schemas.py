@@ -3,7 +3,8 @@
 ``$defs`` inlined once (``inline_refs``), the linear-time matching of ``patterns.py``
 when the schema has a ``pattern``, and the format checks of ``formats.py`` for arguments
 whose schema names one of ``CHECKED_FORMATS``, the linear-work keywords of ``bounded.py``
-when it has one of ``BOUNDED`` (a package carries each module only then).
+when it has one of ``BOUNDED`` (a package carries each module only then); else
+``draft.py``'s.
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ def validator(schema: Json, formats: bool = False) -> Any:
         from .bounded import validator_class
 
         return validator_class()(inline_refs(schema), format_checker=checker)
-    from jsonschema import Draft202012Validator
+    from .draft import draft_class
 
-    return Draft202012Validator(inline_refs(schema), format_checker=checker)
+    return draft_class()(inline_refs(schema), format_checker=checker)
 
 
 def uses_formats(node: Json) -> bool:

@@ -19,6 +19,7 @@ final newline.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache, partial
@@ -66,14 +67,13 @@ def _pattern_properties(
 def _additional_properties(
     validator: Any, additional: Json, instance: Json, schema: Json
 ) -> Iterator[Any]:
-    from jsonschema import _keywords
     from jsonschema.exceptions import ValidationError
 
-    jsonschemas: Any = _keywords.additionalProperties  # typed as returning None
+    from .draft import NAMES, additional_properties, listed
 
     patterns = schema.get("patternProperties") or {}
     if not patterns or not validator.is_type(instance, "object"):
-        yield from jsonschemas(validator, additional, instance, schema)
+        yield from additional_properties(validator, additional, instance, schema)
         return
     # jsonschema's own matches the joined patterns with re: the same steps, our matcher
     properties = schema.get("properties") or {}
@@ -84,11 +84,11 @@ def _additional_properties(
     if validator.is_type(additional, "object"):
         for extra in extras:
             yield from validator.descend(instance[extra], additional, path=extra)
-    elif not additional and extras:
+    elif not additional and extras:  # (the first ``NAMES`` named, as ``draft``'s own)
         verb = "does" if len(extras) == 1 else "do"
-        joined = ", ".join(repr(each) for each in sorted(extras))
-        listed = ", ".join(repr(each) for each in sorted(patterns))
-        yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
+        joined, _ = listed(heapq.nsmallest(NAMES, extras), len(extras))
+        regexes = ", ".join(repr(each) for each in sorted(patterns))
+        yield ValidationError(f"{joined} {verb} not match any of the regexes: {regexes}")
 
 
 def _evaluated_keys(validator: Any, instance: Json, schema: Json) -> set[str]:

@@ -322,6 +322,8 @@ def _quoted(error: Any) -> str:
     if len(message) <= ECHOED:
         return message
     value = error.instance
+    if isinstance(value, str | list | dict) and len(value) > len(message):
+        return message  # its repr, longer still, is not in it (and not made: 400,000 keys)
     shown = repr(value)
     if len(shown) <= ECHOED or shown not in message:
         return message
