@@ -1,7 +1,6 @@
 """Review r11 of the kept import (branch n7): rebuilds through the cache that differ from a
-fresh import. Each test fails on n7. Findings 1 and 2 (derived copies named by definition
-only) are marked ``xfail(strict=True)``: a fix makes them pass, and then the mark must go;
-3 to 5 are fixed (o2)."""
+fresh import. Each test fails on n7. Findings 1 and 2 (derived copies made in the first
+operation's context) pass with o1's one_way change (main, 6470339c); 3 to 5 are fixed by o2."""
 
 from __future__ import annotations
 
@@ -69,7 +68,6 @@ def trees(b: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
     return spec(paths, TREES)
 
 
-@pytest.mark.xfail(strict=True, reason="r11: derived answer copies restored from the kept file")
 def test_a_derived_answer_copy_from_an_earlier_build_is_not_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -121,7 +119,6 @@ def items(with_body: bool) -> dict[str, Any]:
     return spec(paths, ITEMS)
 
 
-@pytest.mark.xfail(strict=True, reason="r11: a derived request copy depends on who made it first")
 def test_a_kept_operation_s_request_copy_is_a_fresh_build_s(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -133,7 +130,6 @@ def test_a_kept_operation_s_request_copy_is_a_fresh_build_s(
     assert imported(items(True), tmp_path, keep=True) == fresh
 
 
-@pytest.mark.xfail(strict=True, reason="r11: one_way.leave_out reuses a copy made for another")
 def test_the_request_copy_does_not_depend_on_the_order_of_paths_in_a_fresh_import(
     tmp_path: Path,
 ) -> None:
