@@ -313,3 +313,30 @@ def test_an_import_that_stops_keeps_nothing(
     fresh = imported(data, tmp_path, keep=False)
     assert "B" in fresh[2]
     assert imported(data, tmp_path, keep=True) == fresh
+
+
+# Base and Node refer to each other (Node is allOf Base), Secret to itself through a property
+# of the same name; its key is writeOnly (bench/r11_kept/residual/seed502156.json, shrunk)
+CYCLE = {
+    "Base": {"properties": {"up": ref("Node")}},
+    "Node": {"allOf": [ref("Base"), {"properties": {"up": {"allOf": [ref("Secret")]}}}]},
+    "Secret": {
+        "properties": {"up": {"additionalProperties": ref("Secret")}, "key": {"writeOnly": True}}
+    },
+}
+
+
+def test_a_rebuilt_operation_entering_a_cycle_is_a_fresh_build_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """a changed, b kept: a fresh import makes the cycle's copies for a; the rebuild had them
+    (kept from the build before), skipped NodeAnswer's visit and made a's again from another
+    entry into the cycle: a longer chain of equal copies under other names (o2: it differed)."""
+    monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
+    paths = {
+        p: {"get": {"operationId": p[1:], "responses": answer(ref("Node"))}} for p in ("/a", "/b")
+    }
+    imported(spec(paths, CYCLE), tmp_path, keep=True)
+    paths["/a"]["get"]["description"] = "changed"
+    fresh = imported(spec(paths, CYCLE), tmp_path, keep=False)
+    assert imported(spec(paths, CYCLE), tmp_path, keep=True) == fresh
