@@ -1,6 +1,6 @@
 """The build cache: content-keyed files under ``MCPGEN_CACHE_DIR`` (model modules,
 advertised tool definitions, compiled templates, the runtime's imports, the search
-index's terms, the tests' examples), written
+index's terms, the tests' examples, the OpenAPI import: ``openapi.kept``), written
 atomically and never trusted to exist: a missing or broken cache only costs time.
 
 It is kept under ``MCPGEN_CACHE_SIZE`` megabytes (``prune``): every build with changes adds
@@ -80,12 +80,16 @@ def read_pack(path: Path | None) -> dict[str, Any]:
 
 
 def write(path: Path | None, text: str) -> None:
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path | None, data: bytes) -> None:
     if path is None:
         return
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_suffix(f".{os.getpid()}.tmp")
-        temp.write_text(text, "utf-8")
+        temp.write_bytes(data)
         os.replace(temp, path)
 
 

@@ -85,6 +85,16 @@ HOLDERS = {
         "properties": {"name": {"type": "string"}, "holder": {**ref("Holder"), "writeOnly": True}},
     },
 }
+# Base and Node refer to each other (Node is allOf Base), Secret to itself through a property
+# of the same name, its key is writeOnly: a and b answer a Node; the second's copies were
+# made after the first's, their cycles entered elsewhere (unrolled deeper)
+CYCLE = {
+    "Base": {"properties": {"up": ref("Node")}},
+    "Node": {"allOf": [ref("Base"), {"properties": {"up": {"allOf": [ref("Secret")]}}}]},
+    "Secret": {
+        "properties": {"up": {"additionalProperties": ref("Secret")}, "key": {"writeOnly": True}}
+    },
+}
 SPECS = {
     "items": spec(
         {
@@ -98,6 +108,7 @@ SPECS = {
         {"/x": get("x", ref("Owner")), "/y": get("y", {"type": "array", "items": ref("Holder")})},
         HOLDERS,
     ),
+    "cycle": spec({"/a": get("a", ref("Node")), "/b": get("b", ref("Node"))}, CYCLE),
 }
 
 

@@ -13,6 +13,7 @@ from mcpgen.check.ref_depth import deep_references
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
+from mcpgen.openapi.kept import Kept
 from mcpgen.openapi.media import sent_type, text_of, tool_annotations
 from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.one_way import leave_out
@@ -48,9 +49,13 @@ def _version(data: dict[str, Any]) -> tuple[str | None, str]:
     return None, ""
 
 
-def import_openapi(doc: Document, options: dict[str, Any] | None = None) -> OpenAPIImport:
+def import_openapi(
+    doc: Document, options: dict[str, Any] | None = None, keep: bool = False
+) -> OpenAPIImport:
+    """``keep``: each operation's result kept in the build cache, for the next (``kept``)."""
     problems = Problems()
     importer = _Importer(doc, options, problems)
+    importer.keep = keep
     try:
         imported = importer.run()
     except RecursionError:  # a chain of references, in any of the files: where it starts
@@ -115,23 +120,27 @@ class _Importer(SecurityImport, InputImport):
         self.converter.naming.name_external(self.sources.scan_refs())
         tools: list[Built] = []
         resources: list[tuple[dict[str, Json], Operation]] = []
-        for (cand, kind), name in zip(chosen, tool_names, strict=True):
-            try:
-                built = self.build(cand, name)
-            except (RecursionError, LongChain):
-                raise
-            except Exception as exc:  # one operation's bug must not lose the others
-                what = f"{type(exc).__name__}: {exc}"
-                self.error(
-                    cand.src, cand.path, f"internal error while importing this operation: {what}"
-                )
-                continue
-            if kind in ("resource", "resourceTemplate"):
-                resource = as_resource(built, kind, self.warn)
-                if resource is not None:
-                    resources.append((resource, built.operation))
+        # closed before the overrides change the tools, and if the import stops (kept.close)
+        with Kept(self, tool_names if self.keep else None) as kept:
+            for (cand, kind), name in zip(chosen, tool_names, strict=True):
+                try:
+                    built = kept.build(cand, name)
+                except (RecursionError, LongChain):
+                    raise
+                except Exception as exc:  # one operation's bug must not lose the others
+                    what = f"{type(exc).__name__}: {exc}"
+                    self.error(
+                        cand.src,
+                        cand.path,
+                        f"internal error while importing this operation: {what}",
+                    )
                     continue
-            tools.append(built)
+                if kind in ("resource", "resourceTemplate"):
+                    resource = as_resource(built, kind, self.warn)
+                    if resource is not None:
+                        resources.append((resource, built.operation))
+                        continue
+                tools.append(built)
         renamed = apply_overrides(options, tools, resources, self.problems)
         servers, schemes, info = self.servers(), self.security_schemes(), self.info()
         if servers and "://" not in servers[0]["url"] and "baseUrl" not in (self.raw_options or {}):

@@ -8,6 +8,7 @@ from typing import Any
 
 from mcpgen.load import JsonPath
 from mcpgen.openapi import swagger2
+from mcpgen.openapi.kept import kept_as
 from mcpgen.openapi.media import annotate, category, choose_media, examples_of, is_xml, text_of
 from mcpgen.openapi.naming import TEMPLATE
 from mcpgen.openapi.one_way import leave_out
@@ -299,13 +300,14 @@ class InputImport(ImportBase):
             if node is None or category(media_n or "") not in ("application/json", "text/plain"):
                 continue  # (text: XML, whose elements are the properties)
             plan = self.answer_plans.get((src_n, path_n))  # (an error schema shared: once)
-            if plan is None:
-                converted[src_n, path_n] = self.converter.convert(src_n, path_n, node)
-                schema_n = converted[src_n, path_n][0]
-                gone = self.converter.marked_read_only(schema_n, "writeOnly")
-                plan = self.answer_plans[src_n, path_n] = (
-                    {"gone": True} if gone else plans.plan(schema_n)
-                )
+            with kept_as(self.converter, repr((src_n, path_n)), plan is None):
+                if plan is None:
+                    converted[src_n, path_n] = self.converter.convert(src_n, path_n, node)
+                    schema_n = converted[src_n, path_n][0]
+                    gone = self.converter.marked_read_only(schema_n, "writeOnly")
+                    plan = self.answer_plans[src_n, path_n] = (
+                        {"gone": True} if gone else plans.plan(schema_n)
+                    )
             whole += [code] if "gone" in plan and code in codes else []
             write_only[code if code == "default" else code.upper()] = plan  # (2xx: 2XX)
         write_only = write_only if any(write_only.values()) else {}

@@ -314,9 +314,12 @@ def leave_out(
     for name in new:
         src, path = converter.origin[name]
         new[name] = converter.naming.name_of((src, (*path, way.lower())), f"{name}{way}")
+    # each visited even where another answer made it already: the copies its visit lifts (a
+    # reference cycle entered there) are those ``top``'s then reuses, whichever came first
     for name, renamed in new.items():
+        copy = visit(defs[name])
         if renamed not in converter.defs:  # (another answer's already)
-            converter.defs[renamed] = visit(defs[name])
+            converter.defs[renamed] = copy
             converter.deps[renamed] = frozenset(def_refs(converter.defs[renamed]))
             converter.origin[renamed] = converter.origin[name]
     top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay

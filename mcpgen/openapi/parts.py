@@ -91,6 +91,7 @@ class ImportBase:
         self.data: dict[str, Any] = {}
         self.answer_plans: dict[Any, Any] = {}  # each answer schema's writeOnly plan, by place
         self.version = ""  # "2.0", "3.0" or "3.1" once known
+        self.keep = False  # each operation's result kept in the build cache (``kept``)
 
     def follow_mapping(
         self, src: int, path: JsonPath, node: Any, what: str

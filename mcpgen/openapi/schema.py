@@ -14,7 +14,7 @@ from mcpgen.openapi.keywords import VALUE_KEYWORDS, default_fits, finish, value_
 from mcpgen.openapi.naming import DefNames
 from mcpgen.openapi.one_way import decide, marking_patterns, matches
 from mcpgen.openapi.plans import Plans
-from mcpgen.openapi.sources import Key, Sources
+from mcpgen.openapi.sources import Heard, Key, Sources
 
 Json = Any
 IGNORED = frozenset({"xml", "externalDocs", "$defs", "definitions"})
@@ -51,10 +51,14 @@ class SchemaConverter:
         self._marks_of: dict[str, dict[int, tuple[Json, dict[str, int]]]] = {}  # (_marks)
         self._depths: Depths = {}  # (long_inheritance, in convert)
         self.xml: dict[int, tuple[Json, Json]] = {}  # id -> a converted schema, its ``xml``
+        self.met: set[str] | None = None  # the definitions asked for (``kept``)
+        self.heard: dict[str, list[Heard]] = {}  # what each one's conversion reported (kept)
 
     def def_name(self, key: Key) -> str:
         """The ``$defs`` name of the schema at ``key``; converted later if it is new."""
         name = self.naming.name_of(key)
+        if self.met is not None:
+            self.met.add(name)
         if name not in self.defs and name not in self.origin:
             self.origin[name] = key
             self._pending.append((name, key))
@@ -68,7 +72,13 @@ class SchemaConverter:
         while self._pending:  # the definitions met, each converted once
             name, key = self._pending.pop()
             found: set[str] = set()
-            self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), found)
+            heard = self.sources.heard  # (kept by definition, not by the operation met first)
+            if heard is not None:
+                self.sources.heard = self.heard.setdefault(name, [])
+            try:
+                self.defs[name] = self._schema(key[0], key[1], self.sources.value(key), found)
+            finally:
+                self.sources.heard = heard
             self.deps[name], done = frozenset(found), [*done, name]
         if done:  # a long allOf chain refused before its marks are asked (they grow with n²)
             roots = [((name,), self.defs[name], self._target) for name in done]

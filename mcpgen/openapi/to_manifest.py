@@ -98,7 +98,7 @@ def _valid(name: str) -> str:
 
 def synthesize(spec: Document, name: str | None = None) -> tuple[Document, Problems]:
     """A whole OpenAPI document given as the build source: the manifest it stands for."""
-    imported = import_openapi(spec, {})
+    imported = import_openapi(spec, {}, keep=True)
     problems = Problems()
     problems.extend(imported.problems)
     server_name = name or short_name(imported.info, imported.servers, Path(spec.file))
@@ -150,7 +150,7 @@ def merge(doc: Document) -> Problems:
     except Exception as exc:  # InputError: already located in the spec file
         problems.extend(getattr(exc, "problems", []))
         return problems
-    imported = import_openapi(spec, options)
+    imported = import_openapi(spec, options, keep=True)
     for problem in imported.problems:
         if problem.location.file == OPTIONS_FILE and problem.path is not None:
             continue  # the manifest schema's: the structural check reports it in the manifest
