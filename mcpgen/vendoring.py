@@ -78,6 +78,7 @@ REQUIREMENTS = {
     "mcp": "mcp>=2.3,<2.4",
     "mcp_types": "mcp-types>=2.3,<2.4",
     "pydantic": "pydantic>=2.11,<3",
+    "pydantic_core": "pydantic-core>=2.33",  # (the version pydantic's own pin chooses)
     "jsonschema": "jsonschema>=4.23,<5",
     "anyio": "anyio>=4.5,<5",
     "httpx2": "httpx2>=2.16,<3",

@@ -760,7 +760,7 @@ def test_a_shape_the_checker_does_not_know_takes_the_models_path(
 
     model = _shapes()["plain" if shape == "refused" else shape]
     if shape == "refused":  # (a pydantic-core not knowing fail_fast, say)
-        monkeypatch.setattr(checker, "TypeAdapter", refuse)
+        monkeypatch.setattr(checker, "SchemaValidator", refuse)
     else:
         assert checker.checker(_shapes()["plain"]) is not None  # (a plain model has one)
     assert checker.checker(model) is None
@@ -768,3 +768,35 @@ def test_a_shape_the_checker_does_not_know_takes_the_models_path(
     valid = tool.validated({"xs": list(range(2000))})
     assert valid is not None and valid.xs == list(range(2000))
     assert most_errors(lambda: tool.validated({"xs": ["a"] * 2000})) == (None, 2000)
+
+
+# A definition used twice (a diamond, on the fast path): its model's core schema is a
+# 'definitions' node, from which a TypeAdapter built only a MockValSer, so the checker was
+# None and a big bad call collected every error (found by review r13).
+SHARED = {
+    **obj(
+        {"items": {"type": "array", "items": {"$ref": "#/$defs/P"}}, "one": {"$ref": "#/$defs/P"}},
+        ("items",),
+        additionalProperties=False,
+    ),
+    "$defs": {"P": obj({"x": {"type": "integer"}}, ("x",), additionalProperties=False)},
+}
+
+
+@pytest.mark.parametrize("bad", ["item", "key"])
+def test_a_shared_definition_keeps_the_fail_fast(runtime: types.ModuleType, bad: str) -> None:
+    from mcpgen.model.fastpath import strict_model_exact
+    from mcpgen.runtime.checker import checker
+
+    assert strict_model_exact(SHARED)  # the fast path takes this schema
+    model = load_models(_run({"SharedInput": SHARED}, {})).SharedInput
+    tool = binding(runtime, model, SHARED)
+    good = {"items": [{"x": i} for i in range(1500)]}
+    assert tool.validated(good) is not None  # a big valid call is on the fast path
+    args: Any = (
+        {"items": [{"x": "bad"}] * 3000}
+        if bad == "item"
+        else {"items": [{"x": 1}], "one": {"x": 1, **{f"k{i}": 1 for i in range(3000)}}}
+    )
+    assert most_errors(lambda: tool.validated(args)) == (None, 1)  # (3000 with the TypeAdapter)
+    assert checker(model) is not None

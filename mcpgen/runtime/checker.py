@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, GetPydanticSchema, TypeAdapter
+from pydantic import BaseModel
+from pydantic_core import SchemaValidator
 
 BIG = 1000  # members and elements (at any depth) from which a call is checked first
 # The core schema types of the fast path's models (``model/fastpath.py``): a model holding
@@ -29,9 +30,8 @@ def checker(model: type[BaseModel]) -> Callable[..., Any] | None:
     object of more keys than its (forbidding) model has fields refused at once, no model
     built (pydantic-core would validate that with its class's own validator, which collects
     every error); None for a schema not known here (the model's validation decides alone)."""
-    try:
-        schema = GetPydanticSchema(lambda *_: _fail_fast(model.__pydantic_core_schema__))
-        return TypeAdapter(Annotated[Any, schema]).validator.validate_python
+    try:  # (pydantic-core's own validator: a TypeAdapter left a model's definitions unbuilt)
+        return SchemaValidator(_fail_fast(model.__pydantic_core_schema__)).validate_python
     except Exception:  # a shape not known here (or a pydantic-core that refuses this one)
         return None
 
