@@ -18,10 +18,7 @@ from mcpgen.openapi import import_openapi, kept, keywords
 from mcpgen.openapi.schema import SchemaConverter
 from mcpgen.problems import Level
 from tests.test_openapi_kept import imported
-
-
-def ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
+from tests.test_openapi_paths_order import ITEMS, TREES, ref, spec
 
 
 def answer(schema: Any) -> dict[str, Any]:
@@ -31,33 +28,10 @@ def answer(schema: Any) -> dict[str, Any]:
 NONE = {"204": {"description": "none"}}
 
 
-def spec(paths: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": "T", "version": "1"},
-        "servers": [{"url": "https://x.example"}],
-        "paths": paths,
-        "components": {"schemas": schemas},
-    }
-
-
 # Cred.token is writeOnly; Tree (allOf List) says node: a list of Cred; List says node is
 # writeOnly as a whole. Through List, Tree's answer copy never reaches Cred (so keeps it);
-# through Page, TreeAnswer must refer to CredAnswer (token left out).
-TREES = {
-    "Cred": {"type": "object", "properties": {"token": {"type": "string", "writeOnly": True}}},
-    "List": {
-        "type": "array",
-        "items": {"type": "object", "properties": {"node": {**ref("Tree"), "writeOnly": True}}},
-    },
-    "Tree": {
-        "allOf": [ref("List"), {"properties": {"node": {"type": "array", "items": ref("Cred")}}}]
-    },
-    "Page": {
-        "type": "object",
-        "properties": {"trees": {"type": "object", "additionalProperties": ref("Tree")}},
-    },
-}
+# through Page, TreeAnswer must refer to CredAnswer (token left out). (TREES: the
+# paths-order test's.)
 
 
 def trees(b: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
@@ -82,20 +56,8 @@ def test_a_derived_answer_copy_from_an_earlier_build_is_not_reused(
 
 
 # Base.id is readOnly; Item redeclares id (allOf List); List's items say child (an Item) is
-# readOnly. ItemRequest is made once, by whichever operation needs it first.
-ITEMS = {
-    "Base": {"type": "object", "properties": {"id": {"type": "string", "readOnly": True}}},
-    "Item": {
-        "allOf": [ref("Base"), {"type": "object", "properties": {"id": {"allOf": [ref("List")]}}}]
-    },
-    "List": {
-        "type": "array",
-        "items": {
-            "type": "object",
-            "properties": {"child": {"allOf": [ref("Item")], "readOnly": True}},
-        },
-    },
-}
+# readOnly. ItemRequest is made once, by whichever operation needs it first. (ITEMS: the
+# paths-order test's.)
 
 
 def items(with_body: bool) -> dict[str, Any]:
