@@ -14,8 +14,7 @@ from mcpgen import timings as timing
 from mcpgen.check import formats
 from mcpgen.check.ref_depth import deep_references
 from mcpgen.check.semantics import check_semantics
-from mcpgen.check.structure import check_structure
-from mcpgen.check.view import broken_entries
+from mcpgen.check.structure import broken_entries, check_structure
 from mcpgen.load import MAX_DOCUMENT_BYTES, Document, load_file, load_text
 from mcpgen.model import remembered
 from mcpgen.model.build import build_model

@@ -1,8 +1,5 @@
-"""Problems as data: every complaint about the input carries a level and a location.
-
-Stages collect problems instead of raising on the first one, so a user sees everything
-wrong with a manifest at once. The CLI prints them as ``FILE:LINE:COL: field: message``.
-"""
+"""Problems as data, each with a level and a location: stages collect them instead of raising
+on the first, so a user sees everything wrong with a manifest at once."""
 
 from __future__ import annotations
 
@@ -63,8 +60,8 @@ class Problem:
 
     def to_data(self) -> dict[str, object]:
         """The problem as JSON (``mcpgen validate --format json``)."""
-        location = dataclasses.asdict(self.location)  # file, line, column
-        return {"level": self.level.value, **location, "field": self.field, "message": self.message}
+        where = dataclasses.asdict(self.location)  # file, line, column
+        return {"level": self.level.value, **where, "field": self.field, "message": self.message}
 
     def format(self, color: bool = False) -> str:
         where = printable(str(self.location))

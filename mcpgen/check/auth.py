@@ -7,8 +7,7 @@ import re
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.check.structure import did_you_mean
-from mcpgen.check.view import entries
+from mcpgen.check.structure import did_you_mean, entries
 from mcpgen.identifiers import env_base
 from mcpgen.load import JsonPath
 from mcpgen.model.settings import OFFERED_TRANSPORTS, auth_header
@@ -20,8 +19,6 @@ from mcpgen.runtime.credential_config import (  # safe_url: https, or http to th
     safe_url,
     variables,
 )
-
-# the server's own
 from mcpgen.runtime.settings import LOCAL_HOSTS, OWN_PATHS, TRANSPORTS, Settings, own_route
 
 if TYPE_CHECKING:
@@ -133,8 +130,7 @@ def check_credentials(checker: Checker) -> None:
     if not isinstance(options, dict) or CREDENTIALS in checker.broken:
         return
     config = options.get("credentials")
-    imported = checker.doc.imported
-    upstream = imported.upstream if imported is not None else None
+    upstream = checker.doc.imported.upstream if checker.doc.imported else None
     if not isinstance(upstream, dict):
         return  # the document did not import (already reported)
     check_variables(checker, upstream)

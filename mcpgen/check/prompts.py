@@ -10,7 +10,7 @@ import jinja2.meta
 import jinja2.sandbox as jinja_sandbox
 from jinja2 import nodes
 
-from mcpgen.check.view import entries
+from mcpgen.check.structure import entries
 from mcpgen.load import JsonPath
 from mcpgen.runtime.templating import sandbox
 
@@ -69,10 +69,8 @@ def check_prompts(checker: Checker) -> dict[str, set[str]]:
                     )
                 if "{" in uri:
                     check_template(checker, (*at, "uri"), uri, argument_names)
-            for media in ("image", "audio"):
-                item = message.get(media)
-                if item is None:
-                    continue
+            for media in (k for k in ("image", "audio") if message.get(k) is not None):
+                item = message[media]
                 given = [k for k in ("data", "file") if k in item]
                 if len(given) != 1:
                     checker.error(

@@ -106,10 +106,8 @@ class RefIndex(dict[str, set[str]]):
         pending = list(ref_strings(schema))
         while pending:
             target = def_target(pending.pop())
-            if target is None:
-                continue
-            name = target[0]
-            if name in own or name in needed or name not in self.shared:
+            name = target[0] if target else None
+            if name is None or name in own or name in needed or name not in self.shared:
                 continue
             needed[name] = self.shared[name]
             pending.extend(self[name])
@@ -145,8 +143,7 @@ Trail = Any  # a node's place: (its parent's trail, *keys); (None,) at the root
 
 
 def schema_nodes(schema: Json, everything: bool = False) -> Iterator[tuple[dict[str, Json], Trail]]:
-    """Every schema object inside ``schema`` (itself included) with its trail (``located``:
-    its path). ``everything``: every object not inside data, not only subschemas."""
+    """Each subschema in ``schema`` and its trail (``everything``: each object outside data)."""
     stack: list[tuple[Json, Trail]] = [(schema, (None,))]
     while stack:
         node, trail = stack.pop()
@@ -269,8 +266,7 @@ _LIMITED = frozenset((*COUNTS, "enum", "const", "pattern", "patternProperties"))
 
 
 def bad_patterns(nodes: Nodes) -> Iterator[tuple[JsonPath, str]]:
-    """What the server's validators cannot hold: patterns ``re`` cannot compile, counts too
-    large for pydantic, ``enum`` or ``const`` integers beyond 64 bits."""
+    """Patterns ``re`` cannot compile, counts and integers too large for the validators."""
     for node, trail in nodes:
         if node.keys().isdisjoint(_LIMITED):  # most nodes (GitHub: 18 ms -> 4)
             continue

@@ -16,9 +16,8 @@ from mcpgen.check import ref_depth, schemas, uritemplate
 from mcpgen.check.auth import check_auth, check_credentials
 from mcpgen.check.names import check_python_names, class_name_problem, model_name_problem
 from mcpgen.check.prompts import check_completions, check_prompts
-from mcpgen.check.structure import did_you_mean
+from mcpgen.check.structure import checkable, did_you_mean, entries
 from mcpgen.check.unmeetable import unmeetable
-from mcpgen.check.view import checkable, entries
 from mcpgen.load import Document, JsonPath, dotted
 from mcpgen.load.json_text import too_deep
 from mcpgen.model.names import Assigned, assign, root_ref
@@ -336,10 +335,9 @@ def _deeper_than(value: Any, limit: int) -> JsonPath | None:
         node, level, trail = stack.pop()
         if level > limit:
             return schemas.located(trail)
-        if isinstance(node, dict):
-            stack.extend((node[k], level + 1, (trail, k)) for k in reversed(list(node)))
-        elif isinstance(node, list):
-            stack.extend((node[i], level + 1, (trail, i)) for i in range(len(node) - 1, -1, -1))
+        if isinstance(node, dict | list):
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend((v, level + 1, (trail, k)) for k, v in reversed(list(items)))
     return None
 
 

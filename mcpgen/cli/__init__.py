@@ -9,18 +9,39 @@ import signal
 import sys
 from importlib.metadata import PackageNotFoundError
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from mcpgen import __version__, identifiers
 from mcpgen.check.structure import manifest_schema
-from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_INTERNAL, bad_input, counted, report
 from mcpgen.format import ENGINES
 from mcpgen.health import check_command
 from mcpgen.hosts.commands import COMMANDS as HOST_COMMANDS
 from mcpgen.pipeline import load_manifest
+from mcpgen.problems import Problems
 from mcpgen.surface.report import diff as diff_command
+
+EXIT_OK, EXIT_DRIFT, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 70
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 tool``, ``2 tools``, ``0 tools``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def report(problems: Problems, strict: bool = False) -> None:
+    color = sys.stderr.isatty() and not os.environ.get("NO_COLOR") and not os.environ.get("CI")
+    for problem in problems.sorted():
+        click.echo(problem.format(color), err=True)
+    errors, warnings = len(problems.errors), len(problems.warnings)
+    if errors or (strict and warnings):
+        click.echo(f"{errors} error(s), {warnings} warning(s)", err=True)
+
+
+def bad_input(problems: Problems, strict: bool = False) -> NoReturn:
+    report(problems, strict)
+    sys.exit(EXIT_BAD_INPUT)
 
 
 class _Group(click.Group):

@@ -16,7 +16,7 @@ import click
 from mcpgen import cache
 from mcpgen import identifiers as names
 from mcpgen import timings as timing
-from mcpgen.cli.output import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, counted, report
+from mcpgen.cli import EXIT_BAD_INPUT, EXIT_DRIFT, EXIT_OK, counted, report
 from mcpgen.cli.starter import default_output
 from mcpgen.format import Engine, FormatError
 from mcpgen.load.document import Document
@@ -307,8 +307,7 @@ def signature_changes(root: Path, manifest: Manifest, lock: dict[str, Any]) -> l
     old = {e["name"]: e for key in ("tools", "operations") for e in lock.get(key, [])}
     lines = []
     for tool in manifest.tools:
-        before = old.get(tool.name)
-        if before is None:
+        if (before := old.get(tool.name)) is None:
             continue
         handler = f"src/{manifest.server.package}/" + names.handler_path("tools", tool.ident)
         has_handler = (root / handler).is_file()  # an imported operation may have none
