@@ -48,19 +48,17 @@ def deep_references(sources: Sources) -> Problems:
         key = id(node)
         if not done and (key in height or key in active):
             continue
-        kids = [k for k in (node.values() if isinstance(node, dict) else node) if _nested(k)]
+        kids = [(src, k) for k in (node.values() if isinstance(node, dict) else node) if _nested(k)]
         found = _target(sources, src, node) if isinstance(node, dict) else None
-        if not done:
+        kids += [(found[0][0], found[1])] if found is not None else []  # (in the target's file)
+        if done:
+            active.discard(key)
+            height[key] = 1 + max((height.get(id(k), 0) for _, k in kids), default=0)
+        else:
             active.add(key)
-            stack.append((src, node, True))
-            stack.extend((src, kid, False) for kid in kids)
+            stack += [(src, node, True), *((s, k, False) for s, k in kids)]
             if found is not None:
                 targets[id(found[1])] = found[0]
-                stack.append((found[0][0], found[1], False))
-            continue
-        active.discard(key)
-        kids += [found[1]] if found is not None else []
-        height[key] = 1 + max((height.get(id(k), 0) for k in kids), default=0)
     sources.quiet = quiet
     problems = Problems()
     if deep := [(height[key], where) for key, where in targets.items()]:
@@ -177,13 +175,13 @@ def long_inheritance(
                 if id(current) in depth or (not done and id(current) in active):
                     continue
                 bases = [(t, n) for t, n in _bases(current, resolve) if isinstance(t, dict)]
-                if not done:
+                if done:
+                    active.discard(id(current))
+                    links = [n + depth[id(t)][1] for t, n in bases if id(t) in depth]
+                    depth[id(current)] = current, max(links, default=0)
+                else:
                     active.add(id(current))
                     stack += [(current, True), *((t, False) for t, _ in bases)]
-                    continue
-                active.discard(id(current))
-                links = [n + depth[id(t)][1] for t, n in bases if id(t) in depth]
-                depth[id(current)] = current, max(links, default=0)
             if depth[id(node)][1] > deepest[0]:
                 deepest = depth[id(node)][1], (*where, *located(trail))
     if deepest[0] > MAX_BASES:
