@@ -1,7 +1,6 @@
-"""Chains of local ``$ref``: references that lead back to themselves without describing a
-value (``A: {$ref: B}``, ``B: {allOf: [{$ref: A}]}``), refused; where a document that ran a
-stage out of stack nests deepest once its references are followed (measured only when a
-walk failed); chains of inheritance longer than ``MAX_BASES``."""
+"""Chains of local ``$ref``: those leading back to themselves without describing a value
+(``A: {$ref: B}``, ``B: {allOf: [{$ref: A}]}``); where a document that ran a stage out of
+stack nests deepest, its references followed; inheritance longer than ``MAX_BASES``."""
 
 from __future__ import annotations
 
