@@ -1,8 +1,5 @@
 """The semantic diff of two surface locks: every change, and whether it breaks clients
-(the rules, with examples: ``docs/surface.md``). An input schema that accepts less breaks
-callers; for an output schema the direction flips, except that new output properties and
-extra properties are compatible. A change whose direction cannot be told is "assumed" breaking.
-"""
+(the rules, with examples: ``docs/surface.md``)."""
 
 from __future__ import annotations
 
@@ -243,13 +240,11 @@ class _Differ:
             if old != new:
                 self.add(COMPATIBLE, item, "/execution", _presence("execution", old, new), WHY_HINT)
             return
-        path, change = "/execution/taskSupport", f"taskSupport {a} -> {b}"
-        if b == "required":
-            self.add(BREAKING, item, path, change, "plain tools/call requests are now refused")
-        elif b == "forbidden":
-            self.add(BREAKING, item, path, change, "task-augmented calls are now refused")
-        else:
-            self.add(COMPATIBLE, item, path, change, "every call that worked still does")
+        refused = {"required": "plain tools/call requests", "forbidden": "task-augmented calls"}
+        level, why = BREAKING, f"{refused.get(b)} are now refused"
+        if b not in refused:
+            level, why = COMPATIBLE, "every call that worked still does"
+        self.add(level, item, "/execution/taskSupport", f"taskSupport {a} -> {b}", why)
 
     def resource(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
