@@ -209,12 +209,12 @@ class _Differ:
         if old == new:
             return
         a, b = _hints(old), _hints(new)
-        for hint, (safe, why) in _RISKS.items():
+        for hint, why in _RISKS.items():
             if a[hint] == b[hint] or (hint in _WRITES and a["readOnlyHint"] != b["readOnlyHint"]):
                 continue  # a tool that starts or stops writing: readOnlyHint says it all
             where = f"/annotations/{hint}"
             change = f"{hint} {str(a[hint]).lower()} -> {str(b[hint]).lower()}"
-            if b[hint] == safe:
+            if b[hint] != HINT_DEFAULTS[hint]:
                 self.add(COMPATIBLE, item, where, change, _SAFER.get(hint, "a safer promise"))
                 continue
             if hint == "readOnlyHint":
@@ -297,20 +297,13 @@ def _flags(capability: Json, path: str = "") -> set[str]:
     return found
 
 
-# each hint: its safe value, and why turning away from it breaks clients
+# each hint: why turning it to MCP's default (the unsafe value: it assumes the worst) breaks clients
 _RISKS = {
-    "readOnlyHint": (
-        True,
-        "clients that run read-only tools without asking may now change data unasked",
-    ),
-    "destructiveHint": (
-        False,
-        "clients that allowed it as non-destructive may now lose data unasked",
-    ),
-    "idempotentHint": (True, "clients that retry it after a failure may now repeat its effect"),
+    "readOnlyHint": "clients that run read-only tools without asking may now change data unasked",
+    "destructiveHint": "clients that allowed it as non-destructive may now lose data unasked",
+    "idempotentHint": "clients that retry it after a failure may now repeat its effect",
     "openWorldHint": (
-        False,
-        "the tool now reaches outside systems; clients that allowed it as closed may not want that",
+        "the tool now reaches outside systems; clients that allowed it as closed may not want that"
     ),
 }
 _SAFER = {"readOnlyHint": "the tool now promises to change nothing"}
