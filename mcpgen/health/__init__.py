@@ -130,11 +130,8 @@ def named_from_spec(project: Project) -> set[str]:
                         *(str(entry.get(k)) for k in ("target", "ref", "argument"))
                     )
                     named.add(f"{package}/{names.handler_path(kind, ident)}")
-    for path in list(named):  # each kind's package
-        parts = path.split("/")
-        if len(parts) > 4:
-            named.add("/".join(parts[:4]) + "/__init__.py")
-    return named
+    # each kind's package
+    return named | {"/".join(p.split("/")[:4]) + "/__init__.py" for p in named if p.count("/") > 3}
 
 
 def mypy_available() -> bool:

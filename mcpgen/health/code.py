@@ -109,12 +109,11 @@ def misfits(root: Path, manifest: Manifest) -> list[tuple[str, int, str, str]]:
         if node is None:
             continue
         args = node.args
-        given = len(args.posonlyargs) + len(args.args)
-        required = given - len(args.defaults)
+        params = [*args.posonlyargs, *args.args]
+        required = len(params) - len(args.defaults)
         if kind == "resources":  # called by keyword: ctx=ctx
-            params = [*args.posonlyargs, *args.args]
             named = {a.arg for a in (*args.args, *args.kwonlyargs)}
-            defaulted = {a.arg for a in params[len(params) - len(args.defaults) :]}
+            defaulted = {a.arg for a in params[required:]}
             defaulted |= {
                 a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d
             }
@@ -122,14 +121,12 @@ def misfits(root: Path, manifest: Manifest) -> list[tuple[str, int, str, str]]:
             fits = takes if entry.context else "ctx" not in named or "ctx" in defaulted
         else:
             wanted = before + entry.context
-            fits = required <= wanted and (wanted <= given or args.vararg is not None)
-        if not fits:
-            field = f"{kind}[{index}].context"
-            if entry.context:
-                what = (
-                    f"{function}() takes no ctx, but {field} is true: add a ctx: Context parameter"
-                )
-            else:
-                what = f"{function}() requires ctx, but {field} is false: remove its ctx parameter"
-            found.append((kind, index, handler, what + " (every call fails until then)"))
+            fits = required <= wanted and (wanted <= len(params) or args.vararg is not None)
+        if fits:
+            continue
+        field = f"{kind}[{index}].context"
+        what = f"{function}() requires ctx, but {field} is false: remove its ctx parameter"
+        if entry.context:
+            what = f"{function}() takes no ctx, but {field} is true: add a ctx: Context parameter"
+        found.append((kind, index, handler, what + " (every call fails until then)"))
     return found

@@ -1,8 +1,5 @@
 """The semantic diff of two surface locks: every change, and whether it breaks clients
-(the rules, with examples: ``docs/surface.md``). An input schema that accepts less breaks
-callers; for an output schema the direction flips, except that new output properties and
-extra properties are compatible. A change whose direction cannot be told is "assumed" breaking.
-"""
+(the rules, with examples: ``docs/surface.md``)."""
 
 from __future__ import annotations
 
@@ -212,12 +209,12 @@ class _Differ:
         if old == new:
             return
         a, b = _hints(old), _hints(new)
-        for hint, (safe, why) in _RISKS.items():
+        for hint, why in _RISKS.items():
             if a[hint] == b[hint] or (hint in _WRITES and a["readOnlyHint"] != b["readOnlyHint"]):
                 continue  # a tool that starts or stops writing: readOnlyHint says it all
             where = f"/annotations/{hint}"
             change = f"{hint} {str(a[hint]).lower()} -> {str(b[hint]).lower()}"
-            if b[hint] == safe:
+            if b[hint] != HINT_DEFAULTS[hint]:
                 self.add(COMPATIBLE, item, where, change, _SAFER.get(hint, "a safer promise"))
                 continue
             if hint == "readOnlyHint":
@@ -243,13 +240,11 @@ class _Differ:
             if old != new:
                 self.add(COMPATIBLE, item, "/execution", _presence("execution", old, new), WHY_HINT)
             return
-        path, change = "/execution/taskSupport", f"taskSupport {a} -> {b}"
-        if b == "required":
-            self.add(BREAKING, item, path, change, "plain tools/call requests are now refused")
-        elif b == "forbidden":
-            self.add(BREAKING, item, path, change, "task-augmented calls are now refused")
-        else:
-            self.add(COMPATIBLE, item, path, change, "every call that worked still does")
+        refused = {"required": "plain tools/call requests", "forbidden": "task-augmented calls"}
+        level, why = BREAKING, f"{refused.get(b)} are now refused"
+        if b not in refused:
+            level, why = COMPATIBLE, "every call that worked still does"
+        self.add(level, item, "/execution/taskSupport", f"taskSupport {a} -> {b}", why)
 
     def resource(self, item: str, old: dict[str, Json], new: dict[str, Json]) -> None:
         self._common(item, old, new)
@@ -302,20 +297,13 @@ def _flags(capability: Json, path: str = "") -> set[str]:
     return found
 
 
-# each hint: its safe value, and why turning away from it breaks clients
+# each hint: why turning it to MCP's default (the unsafe value: it assumes the worst) breaks clients
 _RISKS = {
-    "readOnlyHint": (
-        True,
-        "clients that run read-only tools without asking may now change data unasked",
-    ),
-    "destructiveHint": (
-        False,
-        "clients that allowed it as non-destructive may now lose data unasked",
-    ),
-    "idempotentHint": (True, "clients that retry it after a failure may now repeat its effect"),
+    "readOnlyHint": "clients that run read-only tools without asking may now change data unasked",
+    "destructiveHint": "clients that allowed it as non-destructive may now lose data unasked",
+    "idempotentHint": "clients that retry it after a failure may now repeat its effect",
     "openWorldHint": (
-        False,
-        "the tool now reaches outside systems; clients that allowed it as closed may not want that",
+        "the tool now reaches outside systems; clients that allowed it as closed may not want that"
     ),
 }
 _SAFER = {"readOnlyHint": "the tool now promises to change nothing"}

@@ -77,10 +77,7 @@ def _capabilities(manifest: Any, has_tools: bool) -> dict[str, Json]:
         }
     if manifest.prompts:
         result["prompts"] = {"listChanged": bool(caps.prompts_list_changed)}
-    if caps.completions:
-        result["completions"] = {}
-    if caps.logging:
-        result["logging"] = {}
+    result |= {name: {} for name in ("completions", "logging") if getattr(caps, name)}
     if any(tool.task for tool in manifest.advertised_tools):  # docs/tasks.md
         result["tasks"] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
         if manifest.auth.type != "none":  # tasks/list: not for anonymous callers (all one)

@@ -37,7 +37,6 @@ def cost_line(summary: dict[str, int], arrow: str = "->") -> str:
 
 
 def _groups(changes: Sequence[Change]) -> list[tuple[str, list[Change]]]:
-    """Each level that has changes, with its changes."""
     return [(level, g) for level in LEVELS if (g := [c for c in changes if c.level == level])]
 
 

@@ -109,11 +109,10 @@ class SchemaBase:
             uses[ref] = ref_strings(pair[0]) | ref_strings(pair[1])
             todo |= uses[ref] - targets.keys()
         dirty = {r for r, (a, b) in targets.items() if a != b}
-        while True:  # a definition that refers to a changed one has changed too
-            more = {r for r in targets.keys() - dirty if uses[r] & dirty}
-            if not more:
-                return dirty
+        # a definition that refers to a changed one has changed too
+        while more := {r for r in targets.keys() - dirty if uses[r] & dirty}:
             dirty |= more
+        return dirty
 
     def narrowed(self, path: str, change: str) -> None:
         if self.output:

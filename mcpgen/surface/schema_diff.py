@@ -151,9 +151,7 @@ class SchemaDiff(SchemaBase):
         self._array(old, new, path, depth)
         for keyword in ("allOf", "anyOf", "oneOf"):
             self._applicator(keyword, old, new, path, depth)
-        for key in sorted(set(old) | set(new)):
-            if key in HANDLED or key in DEFINITIONS:
-                continue
+        for key in sorted((set(old) | set(new)) - HANDLED - DEFINITIONS):
             a, b = old.get(key), new.get(key)
             if _same_text(a, b):
                 continue

@@ -12,7 +12,7 @@ from typing import Any
 from ..load.limits import MAX_DOCUMENT_BYTES
 from ..problems import printable
 from .changes import COLLECTIONS, Json
-from .lock import VERSION
+from .lock import VERSION, surface
 
 LOCK_NAME = "mcp-surface.json"
 MARKER = b'"mcpSurface"'
@@ -137,8 +137,6 @@ def check(data: dict[str, Json], shown: str) -> None:
 
 def _surface_of(loaded: Any, shown: str) -> dict[str, Json]:
     """The surface of a loaded manifest or spec; its first error otherwise."""
-    from .lock import surface
-
     if loaded.manifest is None:
         raise SourceError(first_problem(loaded.problems, shown))
     return surface(loaded.manifest)
