@@ -10,14 +10,10 @@ import re
 from typing import Any
 
 from mcpgen.check.schemas import def_name
+from mcpgen.model import relax
 
 Json = Any
-ANNOTATIONS = frozenset(
-    {
-        "description", "title", "default", "examples", "$comment", "deprecated", "readOnly",
-        "writeOnly",
-    }
-)  # fmt: skip
+ANNOTATIONS = relax.ANNOTATIONS | {"$comment", "readOnly", "writeOnly"}
 OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
 STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"})
 INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
