@@ -122,7 +122,6 @@ def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
 
 
 def _origins(doc: Document, manifest: Manifest) -> Origins:
-    """Model class name -> (field path, path in the document) of its schema."""
     paths: dict[str, tuple[str, tuple[str | int, ...]]] = {}
     for name in manifest.shared_defs:
         paths[name] = (f"$defs.{name}", ("$defs", name))
