@@ -122,10 +122,9 @@ def valid_example(schema: Json) -> Json | None:
 
 @contextlib.contextmanager
 def kept(keyed: Iterable[tuple[str, Json]]) -> Iterator[None]:
-    """``valid_example`` of input schemas as an earlier build found it, read from the build
-    cache, and kept after (``keyed``: pairs of a schema's key, ``Tool.schema_keys``, which
-    the model stage made, and the schema): checking an example with jsonschema is most of
-    its cost (GitHub, 1,186 schemas: ~30 ms)."""
+    """``valid_example`` of the schemas ``keyed`` (pairs of a key, ``Tool.schema_keys``, and
+    the schema) read from the build cache, and kept after: checking an example with jsonschema
+    is most of its cost (GitHub, 1,186 schemas: ~30 ms)."""
     store = cache.cache_dir()
     salt = Path(__file__).read_bytes() + metadata.version("jsonschema").encode()
     path = store / f"examples-{hashlib.sha256(salt).hexdigest()}.json" if store else None
@@ -160,11 +159,9 @@ def invalid_example(schema: Json) -> Json | None:
         candidates.append({**base, "__unexpected__": 1})
     validator = Draft202012Validator(schema)
     for candidate in candidates:
-        try:
+        with contextlib.suppress(Exception):
             if not validator.is_valid(candidate):
                 return candidate
-        except Exception:
-            continue
     return None
 
 
