@@ -12,19 +12,11 @@ from typing import Any, Literal
 from mcpgen import identifiers as names
 from mcpgen.check import schemas, uritemplate
 from mcpgen.load import Document
-from mcpgen.model import compact, fastpath
+from mcpgen.model import compact, fastpath, settings
 from mcpgen.model import names as assigned
 from mcpgen.model.remembered import Advertised, Pack
 from mcpgen.model.resources import Prompt, PromptArgument, PromptMessage, Resource, StaticContent
-from mcpgen.model.settings import (
-    OFFERED_TRANSPORTS,
-    Ci,
-    Observability,
-    auth_settings,
-    deploy_settings,
-    http_settings,
-    read,
-)
+from mcpgen.model.settings import read
 from mcpgen.model.types import Capabilities, Completion, Manifest, Origins, Server, Tool
 from mcpgen.openapi.result import Merged, Operation
 
@@ -81,9 +73,9 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
         completions=completions,
         shared_defs={k: shared[k] for k in sorted(shared)},
         default_transport=transports.get("default", "stdio"),
-        transports=tuple(transports.get("offer", OFFERED_TRANSPORTS)),
-        http=http_settings(transports.get("http", {}), server.env_prefix),
-        auth=auth_settings(
+        transports=tuple(transports.get("offer", settings.OFFERED_TRANSPORTS)),
+        http=settings.http_settings(transports.get("http", {}), server.env_prefix),
+        auth=settings.auth_settings(
             data.get("auth", {}),
             server.env_prefix,
             {s for part in (tools, resources, prompts) for item in part for s in item.scopes},
@@ -91,9 +83,9 @@ def build_model(doc: Document, pack: Pack | None = None) -> Manifest:
         upstream=merged.upstream,
         # the runtime's code mode ``Limits`` given (the keys in snake_case: ``cpu_seconds``)
         code_mode={names.snake(k): v for k, v in limits.items()} if limits is not None else None,
-        deploy=deploy_settings(data.get("deploy"), server.distribution, server.version),
-        ci=read(Ci, data.get("ci", {})),
-        observability=read(Observability, data.get("observability", {})),
+        deploy=settings.deploy_settings(data.get("deploy"), server.distribution, server.version),
+        ci=read(settings.Ci, data.get("ci", {})),
+        observability=read(settings.Observability, data.get("observability", {})),
     )
     manifest = replace(manifest, origins=_origins(doc, manifest))
     if manifest.upstream and manifest.upstream.get("mode") == "auto":
@@ -130,7 +122,6 @@ def _resolve_mode(manifest: Manifest) -> dict[str, Any]:
 
 
 def _origins(doc: Document, manifest: Manifest) -> Origins:
-    """Model class name -> (field path, path in the document) of its schema."""
     paths: dict[str, tuple[str, tuple[str | int, ...]]] = {}
     for name in manifest.shared_defs:
         paths[name] = (f"$defs.{name}", ("$defs", name))

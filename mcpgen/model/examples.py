@@ -23,11 +23,14 @@ from mcpgen.literals import compact_json
 Json = Any
 Node = Any
 _MISSING = object()
+FORMATS = {
+    "date": "2024-01-01",
+    "date-time": "2024-01-01T00:00:00Z",
+    "email": "user@example.com",
+    "uri": "https://example.com",
+    "uuid": "00000000-0000-0000-0000-000000000000",
+}
 MOST = 10_000  # characters of JSON an example may take: a schema asking for more gets none
-
-
-def _json(value: Json) -> str:
-    return json.dumps(value, default=str)
 
 
 def _valid(schema: Json, root: Json, depth: int) -> Json:
@@ -68,15 +71,24 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
             if value is _MISSING:
                 return _MISSING
             result[name] = value
-        return result if len(_json(result)) <= MOST else _MISSING
+        return result if len(json.dumps(result, default=str)) <= MOST else _MISSING
     if kind == "array":
         count = int(schema.get("minItems", 0))
         item = _valid(schema.get("items", {}), root, depth + 1) if count else None
-        if item is _MISSING or count * len(_json(item)) > MOST:
+        if item is _MISSING or count * len(json.dumps(item, default=str)) > MOST:
             return _MISSING
         return [item] * count
     if kind == "string":
-        return _string(schema)
+        low, high = schema.get("minLength", 0), schema.get("maxLength")
+        if not isinstance(low, int) or not isinstance(high, int | None):
+            return _MISSING
+        known = FORMATS.get(schema.get("format", ""))
+        if isinstance(schema.get("pattern"), str):
+            text = pattern_example(schema["pattern"], low, high, known)
+            return _MISSING if text is None else text
+        if known is not None:
+            return known
+        return "x" * max(low, min(7, 64 if high is None else high)) if low <= MOST else _MISSING
     if kind in ("integer", "number"):
         low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
         if not isinstance(low, int | float):
@@ -86,28 +98,6 @@ def _valid(schema: Json, root: Json, depth: int) -> Json:
     if kind in ("boolean", "null"):
         return False if kind == "boolean" else None
     return _MISSING
-
-
-FORMATS = {
-    "date": "2024-01-01",
-    "date-time": "2024-01-01T00:00:00Z",
-    "email": "user@example.com",
-    "uri": "https://example.com",
-    "uuid": "00000000-0000-0000-0000-000000000000",
-}
-
-
-def _string(schema: dict[str, Json]) -> Json:
-    low, high = schema.get("minLength", 0), schema.get("maxLength")
-    if not isinstance(low, int) or not isinstance(high, int | None):
-        return _MISSING
-    known = FORMATS.get(schema.get("format", ""))
-    if isinstance(schema.get("pattern"), str):
-        found = pattern_example(schema["pattern"], low, high, known)
-        return _MISSING if found is None else found
-    if known is not None:
-        return known
-    return "x" * max(low, min(7, 64 if high is None else high)) if low <= MOST else _MISSING
 
 
 _MEMO: dict[int, tuple[Json, Json | None]] = {}  # id(schema) -> (schema, example)
@@ -132,15 +122,16 @@ def valid_example(schema: Json) -> Json | None:
 
 @contextlib.contextmanager
 def kept(keyed: Iterable[tuple[str, Json]]) -> Iterator[None]:
-    """``valid_example`` of input schemas as an earlier build found it, read from the build
-    cache, and kept after (``keyed``: pairs of a schema's key, ``Tool.schema_keys``, which
-    the model stage made, and the schema): checking an example with jsonschema is most of
-    its cost (GitHub, 1,186 schemas: ~30 ms)."""
+    """``valid_example`` of the schemas ``keyed`` (pairs of a key, ``Tool.schema_keys``, and
+    the schema) read from the build cache, and kept after: checking an example with jsonschema
+    is most of its cost (GitHub, 1,186 schemas: ~30 ms)."""
     store = cache.cache_dir()
     salt = Path(__file__).read_bytes() + metadata.version("jsonschema").encode()
     path = store / f"examples-{hashlib.sha256(salt).hexdigest()}.json" if store else None
     pack = cache.read_pack(path)
-    digests = [(_digest(key), schema) for key, schema in keyed]
+    digests = [
+        (hashlib.sha256(k.encode("utf-8", "surrogatepass")).hexdigest(), s) for k, s in keyed
+    ]
     for digest, schema in digests:
         if isinstance(pack.get(digest), list) and len(pack[digest]) == 1:
             _MEMO[id(schema)] = (schema, pack[digest][0])
@@ -148,10 +139,6 @@ def kept(keyed: Iterable[tuple[str, Json]]) -> Iterator[None]:
     found = {d: [m[1]] for d, s in digests if (m := _MEMO.get(id(s))) and m[0] is s}
     if found != pack:
         cache.write(path, compact_json(found))
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def invalid_example(schema: Json) -> Json | None:
@@ -172,11 +159,9 @@ def invalid_example(schema: Json) -> Json | None:
         candidates.append({**base, "__unexpected__": 1})
     validator = Draft202012Validator(schema)
     for candidate in candidates:
-        try:
+        with contextlib.suppress(Exception):
             if not validator.is_valid(candidate):
                 return candidate
-        except Exception:
-            continue
     return None
 
 

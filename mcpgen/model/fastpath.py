@@ -10,14 +10,10 @@ import re
 from typing import Any
 
 from mcpgen.check.schemas import def_name
+from mcpgen.model import relax
 
 Json = Any
-ANNOTATIONS = frozenset(
-    {
-        "description", "title", "default", "examples", "$comment", "deprecated", "readOnly",
-        "writeOnly",
-    }
-)  # fmt: skip
+ANNOTATIONS = relax.ANNOTATIONS | {"$comment", "readOnly", "writeOnly"}
 OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
 STRING_KEYWORDS = frozenset({"type", "minLength", "maxLength", "enum", "format"})
 INTEGER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
@@ -103,14 +99,12 @@ class _Checker:
     def object(self, node: dict[str, Json]) -> bool:
         properties = node.get("properties", {})
         required = node.get("required", [])
-        if not isinstance(properties, dict) or not isinstance(required, list):
-            return False
-        if not isinstance(node.get("additionalProperties", True), bool):
-            return False
-        if not all(isinstance(r, str) and r in properties for r in required):
-            return False
-        return all(
-            plain_field_name(name) and self.schema(value) for name, value in properties.items()
+        return (
+            isinstance(properties, dict)
+            and isinstance(required, list)
+            and isinstance(node.get("additionalProperties", True), bool)
+            and all(isinstance(r, str) and r in properties for r in required)
+            and all(plain_field_name(n) and self.schema(v) for n, v in properties.items())
         )
 
 

@@ -11,7 +11,6 @@ from mcpgen.check.schemas import def_name
 from mcpgen.literals import compact_json
 
 Json = Any
-OUTPUT_DESCRIPTION_CHARS = 60
 
 KEPT_KEYWORDS = ("type", "const", "format")  # copied from a node the relaxation keeps
 ENUM_BYTES = 120  # an enum (a constraint) kept when it is this small, else left out

@@ -14,12 +14,12 @@ from typing import Any
 from mcpgen import cache
 from mcpgen.check import schemas
 from mcpgen.literals import compact_json  # key order kept: it is part of what is advertised
-from mcpgen.model import compact, relax, share
+from mcpgen.model import compact, relax
 
 Json = Any
 PREFIX = "advertised-v1-"
 DEFS = "$defs"  # the pack's key holding the definitions its results name by digest
-_CODE = (compact, relax, share, schemas)  # the modules whose code makes the result
+_CODE = (compact, relax, schemas)  # the modules whose code makes the result
 
 
 @dataclass

@@ -13,17 +13,10 @@ from typing import Any, Literal
 
 from mcpgen import identifiers
 from mcpgen.literals import compact_json
+from mcpgen.model import settings
 from mcpgen.model.params import Param, params
 from mcpgen.model.resources import Prompt, Resource, wire
-from mcpgen.model.settings import (
-    OFFERED_TRANSPORTS,
-    Auth,
-    Ci,
-    Deploy,
-    HttpSettings,
-    Observability,
-    read,
-)
+from mcpgen.model.settings import Auth, Ci, Deploy, HttpSettings, Observability, read
 from mcpgen.openapi.result import Operation
 from mcpgen.problems import Location
 
@@ -122,13 +115,11 @@ class Tool:
     output_model: str | None = None
     http: Operation | None = None  # how to call the upstream operation (OpenAPI tools)
     mode: str | None = None  # the search or code mode whose own tool this is
-    # strict validation of the input (output) model implies its schema (``fastpath``)
-    strict_model_exact: bool = False
-    strict_output_exact: bool = False
-    # what tools/list shows instead of the full parts (``compact.advertise``; None: left out)
-    advertised: Json | None = None
-    # The build cache's key texts of the input and output schemas (``cache.schema_key``),
-    # when the model stage made them (``remembered``): the models' plan is keyed by them too
+    strict_model_exact: bool = False  # strict validation of the input model implies its schema
+    strict_output_exact: bool = False  # ... of the output model (``fastpath``)
+    advertised: Json | None = None  # what tools/list shows instead (``compact.advertise``)
+    # the build cache's keys of the input and output schemas (``remembered``), which the
+    # models' plan is keyed by too
     schema_keys: tuple[Json, Json] | None = None
     # ``optional`` or ``required``: the tool runs as an MCP task when asked (docs/tasks.md)
     task: str | None = None
@@ -199,7 +190,7 @@ class Manifest:
     auth: Auth
     upstream: Json | None = None  # base URL, credentials, meta-tool mode (OpenAPI sources)
     # ``transports.offer``: what ``--transport`` accepts (the package carries only these)
-    transports: tuple[str, ...] = OFFERED_TRANSPORTS
+    transports: tuple[str, ...] = settings.OFFERED_TRANSPORTS
     code_mode: Json | None = None  # openapi.codeMode: the sandbox's limits (runtime names)
     deploy: Deploy | None = None  # deployment files to render (``deploy:``), if any
     ci: Ci = field(default_factory=Ci)
