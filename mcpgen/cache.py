@@ -39,6 +39,10 @@ def cache_dir() -> Path | None:
     return Path(base) / "mcpgen"
 
 
+def digest(value: Json, dumps: Callable[[Json], str]) -> str:
+    return hashlib.sha256(dumps(value).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def schema_key(
     schema: Json, digests: dict[int, tuple[Json, str]], dumps: Callable[[Json], str]
 ) -> Json:
@@ -52,8 +56,7 @@ def schema_key(
     for name, body in defs.items():
         kept = digests.get(id(body))
         if kept is None or kept[0] is not body:
-            text = dumps(body).encode("utf-8", "surrogatepass")
-            kept = digests[id(body)] = (body, hashlib.sha256(text).hexdigest())
+            kept = digests[id(body)] = (body, digest(body, dumps))
         named[name] = ["digest", kept[1]]
     return dumps({**schema, "$defs": named})
 

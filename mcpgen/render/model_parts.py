@@ -1,12 +1,8 @@
 """The ``models`` package, one datamodel-code-generator run per module: ``_shared`` holds
 the manifest's shared ``$defs``; ``_partNN`` the tool and prompt models, spread over parts
 by a hash of the class name (changing a tool changes one part), their references to shared
-definitions made imports from ``_shared`` (the generator's ``external_ref_mapping``).
-
-The build keeps each module in its cache, by the schemas it is made from, so a rebuild
-after one operation changed runs the generator on one part. ``models/__init__.py`` imports
-a part when one of its names is first used: a server loads a tool's models when the tool
-is first called.
+definitions made imports from ``_shared`` (the generator's ``external_ref_mapping``). Each
+module is kept in the build cache by the schemas it is made from.
 """
 
 from __future__ import annotations
@@ -56,10 +52,9 @@ _PLANNING = (__file__, model_code.__file__, identifiers.__file__, schema_code.__
 
 
 # The generator writes fields in property order: keys that guard its output keep key order
-# (``models.digest`` sorts keys, so a change that only reordered properties kept the old code).
+# (sorted keys kept the old code after a change that only reordered properties).
 def _key(value: Json) -> str:
-    """A digest of JSON data, key order kept (it is part of what the generator writes)."""
-    return hashlib.sha256(compact_json(value).encode("utf-8", "surrogatepass")).hexdigest()
+    return cache.digest(value, compact_json)
 
 
 @dataclass(frozen=True)
@@ -73,10 +68,6 @@ class ModelModule:
 
 def _parts(count: int) -> int:
     return max(1, -(-count // PART_SIZE))
-
-
-def _bucket(name: str, parts: int) -> int:
-    return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % parts
 
 
 def _externalize(shared: dict[str, Json], used: set[str]) -> Callable[[str], str]:
@@ -119,7 +110,8 @@ def plan(manifest: Manifest) -> list[ModelModule]:
     buckets: list[dict[str, Json]] = [{} for _ in range(count)]
     for name in sorted(models):
         # a group of identical schemas stays together (its members subclass the first)
-        buckets[_bucket(group_of.get(name, name), count)][name] = models[name]
+        group = group_of.get(name, name).encode()
+        buckets[int(hashlib.sha256(group).hexdigest()[:8], 16) % count][name] = models[name]
     width = max(2, len(str(count - 1)))
     try:
         for index, bucket in enumerate(buckets):
@@ -145,7 +137,6 @@ def plan(manifest: Manifest) -> list[ModelModule]:
 
 
 def whole_module(manifest: Manifest) -> ModelModule:
-    """Every model in one module (one generator run on one document)."""
     models, shared = share_duplicates(model_schemas(manifest))[0], manifest.shared_defs
     document = combined_document(models, shared)
     return ModelModule("_part00", tuple(sorted({*models, *shared})), document, None)
@@ -162,10 +153,9 @@ def _cache_file(module: ModelModule, package: str) -> Path | None:
 
 
 def _plan_file(manifest: Manifest) -> Path | None:
-    """Where the modules planned for these models are listed: keyed by all that ``plan``
-    reads (each tool's and prompt's models, the shared definitions, the package) and the
-    code that plans. A rebuild whose schemas did not change (one description changed, for
-    GitHub: 0.1 s) does not plan again: the modules are read by the keys listed."""
+    """Where the modules planned for these models are listed, keyed by all that ``plan``
+    reads and the code that plans: a rebuild whose schemas did not change (GitHub, one
+    description changed: 0.1 s) reads the modules by the keys listed."""
     store = cache.cache_dir()
     if store is None:
         return None
@@ -189,8 +179,8 @@ def _plan_file(manifest: Manifest) -> Path | None:
 
 
 def _planned(record: Path | None) -> Models | None:
-    """The modules a build before planned, from the build cache; None when the list or
-    one of its modules is missing (or the list damaged)."""
+    """The modules a build before planned; None when the list (or a module) is missing or
+    damaged."""
     entries = cache.read_pack(record).get("modules") if record is not None else None
     if record is None or not isinstance(entries, list) or not entries:
         return None
@@ -213,7 +203,7 @@ def _planned(record: Path | None) -> Models | None:
 
 @cache_result
 def _settings(package: str) -> str:
-    """The generator's version and settings, part of every module's cache key."""
+    """Part of every module's cache key."""
     settings = {"base_module": f"{package}.models._base", **SETTINGS}
     return metadata.version("datamodel-code-generator") + json.dumps(settings, sort_keys=True)
 
@@ -236,7 +226,7 @@ def generate_module(module: ModelModule, package: str) -> str:
 
 
 def _generate_checked(module: ModelModule, package: str) -> tuple[str, str | None]:
-    """(source, None) or ("", the generator's error); errors are located by the caller."""
+    """(source, None) or ("", the generator's error)."""
     try:
         source = generate_module(module, package)
     except Exception as exc:
@@ -249,9 +239,8 @@ def _generate_checked(module: ModelModule, package: str) -> tuple[str, str | Non
 
 @dataclass(frozen=True)
 class Models:
-    """The models package's modules and the source of each: as the generator wrote it, or
-    formatted when read from the build cache (``cached``). ``fresh``: the cache file of each
-    module generated, where the caller keeps it once formatted."""
+    """The modules and their sources, formatted for those from the build cache (``cached``).
+    ``fresh``: the cache file of each module generated, kept by the caller once formatted."""
 
     modules: list[ModelModule]
     sources: dict[str, str]
@@ -261,11 +250,9 @@ class Models:
 
 def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Callable[[], Models]:
     """Start making every module of the models package; the returned function waits for
-    them (raising InputError with located problems). ``cached``: through the build cache.
-    ``jobs`` > 1: they run in at most ``jobs`` worker processes, one per ``PART_SIZE``
-    models (a worker first pays the generator's import, ~0.3-0.7 s, and a process forked
-    from a big build copies the memory its collector walks), while the caller renders the
-    rest of the project."""
+    them (raising InputError with located problems). ``jobs`` > 1: in at most ``jobs``
+    worker processes, one per ``PART_SIZE`` models (a worker first pays the generator's
+    import, ~0.3-0.7 s, and a fork of a big build copies the memory its collector walks)."""
     package = manifest.server.package
     record = _plan_file(manifest) if cached else None
     kept = _planned(record)
