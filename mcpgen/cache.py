@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import jinja2
 
 Json = Any
-# model modules (``render.model_parts``), formatted; v7: their keys keep key order
+# model modules (``render.model_parts``), formatted
 MODELS_PREFIX = "models-v7-"
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
 DEFAULT_SIZE_MB = 512
@@ -74,7 +74,7 @@ def read(path: Path | None) -> str | None:
 
 
 def read_pack(path: Path | None) -> dict[str, Any]:
-    """A JSON object kept in the cache (results by key); empty when missing or unreadable."""
+    """A JSON object kept in the cache; empty when missing or unreadable."""
     try:
         pack = json.loads(read(path) or "{}")
     except ValueError:
@@ -97,8 +97,7 @@ def write_bytes(path: Path | None, data: bytes) -> None:
 
 
 def template_cache() -> jinja2.BytecodeCache | None:
-    """Jinja's compiled templates, kept in the cache (checked against each template's
-    source, so an edited template is compiled again)."""
+    """Jinja's compiled templates, kept in the cache (by each template's source)."""
     import jinja2
 
     class Compiled(jinja2.FileSystemBytecodeCache):
@@ -136,7 +135,7 @@ def runtime_imports() -> Iterator[None]:
 
 
 def size_limit() -> int:
-    """``MCPGEN_CACHE_SIZE`` in bytes (megabytes in the variable; unset or bad: the default)."""
+    """``MCPGEN_CACHE_SIZE`` (megabytes; unset or bad: the default) in bytes."""
     try:
         megabytes = float(os.environ.get(SIZE_ENV, DEFAULT_SIZE_MB))
     except ValueError:

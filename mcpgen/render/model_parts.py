@@ -71,8 +71,8 @@ def _parts(count: int) -> int:
 
 
 def _externalize(shared: dict[str, Json], used: set[str]) -> Callable[[str], str]:
-    """What a reference becomes when it points to a shared definition: a reference into the
-    shared file (imports, once mapped); the names referred to are added to ``used``."""
+    """A reference to a shared definition made one into the shared file (adding the name
+    to ``used``)."""
 
     def point(ref: str) -> str:
         target = def_target(ref)
@@ -91,9 +91,9 @@ class _NotSplittable(Exception):
 
 
 def plan(manifest: Manifest) -> list[ModelModule]:
-    """The modules of the models package. A part gets, as the file its references point
-    into, only the shared definitions it needs (with theirs): the generator reads less, and
-    a changed shared definition regenerates only the parts that use it."""
+    """The modules of the models package. A part's references point into a file of only
+    the shared definitions it needs (with theirs): the generator reads less, and a changed
+    shared definition regenerates only the parts that use it."""
     models, group_of = share_duplicates(model_schemas(manifest))
     shared = manifest.shared_defs
     if not models and not shared:
@@ -275,8 +275,7 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     from_cache = frozenset(sources)
     todo = [module for module in modules if module.name not in sources]
     if not todo:  # all from the build cache (a rebuild): no pool, nor its import (7 ms)
-        ready = Models(modules, sources, from_cache)  # (in the modules' order)
-        return lambda: ready
+        return lambda: Models(modules, sources, from_cache)
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
