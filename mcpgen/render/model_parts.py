@@ -142,16 +142,6 @@ def whole_module(manifest: Manifest) -> ModelModule:
     return ModelModule("_part00", tuple(sorted({*models, *shared})), document, None)
 
 
-def _cache_file(module: ModelModule, package: str) -> Path | None:
-    store = cache.cache_dir()
-    if store is None:
-        return None
-    # A part's output can depend on the shared schemas it extends (allOf), so the ones it
-    # uses are part of its key: changing a shared definition regenerates the parts using it.
-    key = _key([_settings(package), module.document, module.shared_key])
-    return store / f"{cache.MODELS_PREFIX}{key}.py"  # formatted
-
-
 def _plan_file(manifest: Manifest) -> Path | None:
     """Where the modules planned for these models are listed, keyed by all that ``plan``
     reads and the code that plans: a rebuild whose schemas did not change (GitHub, one
@@ -262,15 +252,19 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     sources: dict[str, str] = {}
     files: dict[str, Path] = {}  # the cache files of the modules to generate
     keys: list[list[Json]] = []
-    for module in modules if cached else ():
-        file = _cache_file(module, package)
-        found = cache.read(file)
-        if found is not None:
-            sources[module.name] = found
-        elif file is not None:
-            files[module.name] = file
-        if file is not None:
+    store = cache.cache_dir() if cached else None
+    if store is not None:
+        for module in modules:
+            # A part's output can depend on the shared schemas it extends (allOf), so the ones
+            # it uses are part of its key: a changed shared definition regenerates those parts.
+            key = _key([_settings(package), module.document, module.shared_key])
+            file = store / f"{cache.MODELS_PREFIX}{key}.py"  # formatted
             keys.append([module.name, list(module.classes), file.name])
+            found = cache.read(file)
+            if found is None:
+                files[module.name] = file
+            else:
+                sources[module.name] = found
     cache.write(record, json.dumps({"modules": keys}))
     from_cache = frozenset(sources)
     todo = [module for module in modules if module.name not in sources]
