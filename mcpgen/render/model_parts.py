@@ -96,8 +96,6 @@ def plan(manifest: Manifest) -> list[ModelModule]:
     shared definition regenerates only the parts that use it."""
     models, group_of = share_duplicates(model_schemas(manifest))
     shared = manifest.shared_defs
-    if not models and not shared:
-        return []
     shared_document = combined_document({}, shared)
     shared_defs: dict[str, Json] = shared_document["$defs"]
     deps = {  # the definitions each refers to (``#/$defs/NAME...``)
@@ -161,17 +159,15 @@ def _plan_file(manifest: Manifest) -> Path | None:
         [p.class_name, [[a.name, a.description, a.required] for a in p.arguments]]
         for p in manifest.prompts
     ]
-    code = hashlib.sha256()
-    for file in _PLANNING:
-        code.update(Path(str(file)).read_bytes())
-    key = [_settings(manifest.server.package), code.hexdigest(), tools, prompts]
-    return store / f"{PLANS_PREFIX}{_key([*key, manifest.shared_defs])}.json"
+    code = [hashlib.sha256(Path(str(file)).read_bytes()).hexdigest() for file in _PLANNING]
+    key = [_settings(manifest.server.package), code, tools, prompts, manifest.shared_defs]
+    return store / f"{PLANS_PREFIX}{_key(key)}.json"
 
 
 def _planned(record: Path | None) -> Models | None:
     """The modules a build before planned; None when the list (or a module) is missing or
     damaged."""
-    entries = cache.read_pack(record).get("modules") if record is not None else None
+    entries = cache.read_pack(record).get("modules")
     if record is None or not isinstance(entries, list) or not entries:
         return None
     modules, sources = [], {}
