@@ -69,9 +69,8 @@ def plan_moves(
     moves: list[Move] = []
     for rename in renames:
         head = f"--rename {rename.old}={rename.new}"
-        kinds = [rename.kind] if rename.kind else list(KINDS)
         candidates = []
-        for kind in kinds:
+        for kind in [rename.kind] if rename.kind else KINDS:
             items = _handled(manifest, kind)
             if rename.new not in items:
                 continue
