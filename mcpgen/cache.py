@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import jinja2
 
 Json = Any
-# model modules (``render.model_parts``), formatted; v7: their keys keep key order
+# model modules (``render.model_parts``), formatted
 MODELS_PREFIX = "models-v7-"
 SIZE_ENV = "MCPGEN_CACHE_SIZE"
 DEFAULT_SIZE_MB = 512
@@ -39,6 +39,10 @@ def cache_dir() -> Path | None:
     return Path(base) / "mcpgen"
 
 
+def digest(value: Json, dumps: Callable[[Json], str]) -> str:
+    return hashlib.sha256(dumps(value).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def schema_key(
     schema: Json, digests: dict[int, tuple[Json, str]], dumps: Callable[[Json], str]
 ) -> Json:
@@ -52,8 +56,7 @@ def schema_key(
     for name, body in defs.items():
         kept = digests.get(id(body))
         if kept is None or kept[0] is not body:
-            text = dumps(body).encode("utf-8", "surrogatepass")
-            kept = digests[id(body)] = (body, hashlib.sha256(text).hexdigest())
+            kept = digests[id(body)] = (body, digest(body, dumps))
         named[name] = ["digest", kept[1]]
     return dumps({**schema, "$defs": named})
 
@@ -71,7 +74,7 @@ def read(path: Path | None) -> str | None:
 
 
 def read_pack(path: Path | None) -> dict[str, Any]:
-    """A JSON object kept in the cache (results by key); empty when missing or unreadable."""
+    """A JSON object kept in the cache; empty when missing or unreadable."""
     try:
         pack = json.loads(read(path) or "{}")
     except ValueError:
@@ -94,8 +97,7 @@ def write_bytes(path: Path | None, data: bytes) -> None:
 
 
 def template_cache() -> jinja2.BytecodeCache | None:
-    """Jinja's compiled templates, kept in the cache (checked against each template's
-    source, so an edited template is compiled again)."""
+    """Jinja's compiled templates, kept in the cache (by each template's source)."""
     import jinja2
 
     class Compiled(jinja2.FileSystemBytecodeCache):
@@ -133,7 +135,7 @@ def runtime_imports() -> Iterator[None]:
 
 
 def size_limit() -> int:
-    """``MCPGEN_CACHE_SIZE`` in bytes (megabytes in the variable; unset or bad: the default)."""
+    """``MCPGEN_CACHE_SIZE`` (megabytes; unset or bad: the default) in bytes."""
     try:
         megabytes = float(os.environ.get(SIZE_ENV, DEFAULT_SIZE_MB))
     except ValueError:

@@ -37,8 +37,8 @@ class Loaded:
 
 
 def load_manifest(path: Path, strict: bool = False, name: str | None = None) -> Loaded:
-    """Load, merge, check and model ``path``; ``manifest`` is None when there are errors.
-    ``name`` names a server made from a bare OpenAPI document."""
+    """``path`` loaded, merged, checked and modelled (no manifest when there are errors);
+    ``name``: of a server made from a bare OpenAPI document."""
     return _load(lambda: load_file(path, MAX_DOCUMENT_BYTES), strict, name)
 
 
@@ -114,7 +114,7 @@ def _other_openapi(data: object) -> bool:
 
 
 def check(doc: Document) -> Problems:
-    """Every problem of the whole (merged) document: structural and semantic together."""
+    """Every problem of the whole (merged) document, structural and semantic."""
     problems = check_structure(doc)
     paths = [tuple(p.path) for p in problems.errors if p.path is not None]
     if () in paths:  # not a manifest this mcpgen can read at all: nothing more to say

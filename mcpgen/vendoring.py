@@ -15,6 +15,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcpgen.runtime.credential_config import fetches_tokens, parse_sources
+from mcpgen.runtime.schemas import uses_bounded, uses_formats
+
 if TYPE_CHECKING:
     from mcpgen.model.types import Manifest
 
@@ -27,43 +30,6 @@ ENTRY = (
     "client_items",  # ... of a server with resources, prompts or completions
 )
 ENTRY_TESTS = ("testing", "testing_auth", "testing_stubs")  # the generated tests' support
-# Runtime modules only a feature reaches: not carried unless the manifest uses it (modules
-# that share a test, space separated).
-_FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
-    "upstream credentials operation_binding": lambda m: m.upstream is not None,  # a wrapped API
-    "metatools": lambda m: m.mode in ("search", "code"),  # search and code mode's tools
-    "codemode": lambda m: m.mode == "code",  # code mode's sandbox
-    # replicas sharing state through Redis (one process needs only ``sealing``)
-    "shared_redis shared sharing": lambda m: m.shares_state,
-    "local_cache": lambda m: m.shares_state or _has_tasks(m),  # in-process caches
-    "telemetry_spans": lambda m: m.upstream is not None or m.mode in ("search", "code"),
-    "upstream_tokens": lambda m: _fetches_tokens(m),  # token exchange, OAuth2 clients
-    "prompts templating": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
-    # resources, prompts (which may embed one), resource subscriptions (``server._resources``)
-    "resources": lambda m: bool(m.resources or m.prompts or m.capabilities.resources_subscribe),
-    "completions": lambda m: m.capabilities.completions,
-    "client_items": lambda m: bool(m.resources or m.prompts or m.capabilities.completions),
-    "listen": lambda m: _notifies(m),  # subscriptions/listen (``server.LISTENED``)
-    "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
-    # OAuth: the issuer's signing keys, opaque tokens, the tests' authorization server
-    "auth_keys introspection testing_oauth": lambda m: m.auth.type == "oauth",
-    # long-running calls as MCP tasks (docs/tasks.md), and the typed client's side of them
-    "tasks tasks_client tasks_count": lambda m: _has_tasks(m),
-    "upstream_poll": lambda m: any(t.http is not None and t.http.poll for t in m.tools),
-    "patterns": lambda m: _has_patterns(m),  # linear-time ``pattern`` (runtime/schemas.py)
-    "formats": lambda m: _has_formats(m),  # argument formats (runtime/formats.py)
-    # uniqueItems, anyOf, oneOf, unevaluated* in linear work (patterns' validator extends it)
-    "bounded": lambda m: _has_bounded(m) or _has_patterns(m),
-    # transports (``transports.offer``): the HTTP stack only with a network transport
-    "http_app serve": lambda m: _network(m),
-    "http_legacy client_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
-    "websocket": lambda m: "websocket" in m.transports,
-    "auth http_auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
-    "testing_auth": lambda m: m.auth.type != "none",  # the tests' keys and tokens
-    "testing_stubs": lambda m: _unexampled(m),  # a handler the tests cannot call
-    "scopes": lambda m: _has_scopes(m),  # what a tool, resource or prompt needs (``auth``)
-}
-FEATURES = {name: uses for names, uses in _FEATURE_GROUPS.items() for name in names.split()}
 # Libraries of an extra of the generated package, imported only when it is installed and
 # turned on: ``otel`` (OpenTelemetry, runtime/telemetry_sdk.py); ``Manifest.extras``.
 EXTRA_LIBRARIES = frozenset({"opentelemetry"})
@@ -104,42 +70,23 @@ def _network(manifest: Manifest) -> bool:
     return any(transport != "stdio" for transport in manifest.transports)
 
 
+def _schemas(manifest: Manifest, outputs: bool = True) -> list[Any]:
+    """The tools' input (and ``outputs``: output) schemas, the imported resources' inputs and
+    the shared definitions."""
+    found: list[Any] = [t.input_schema for t in manifest.tools]
+    found += [t.output_schema for t in manifest.tools] if outputs else []
+    found += [getattr(r, "input_schema", None) for r in manifest.resources]
+    return [found, getattr(manifest, "shared_defs", None)]
+
+
 def _has_patterns(manifest: Manifest) -> bool:
-    """A tool's schema may hold ``pattern`` or ``patternProperties`` (what makes
+    """A schema may hold ``pattern`` or ``patternProperties`` (what makes
     ``schemas.validator`` import ``patterns``; read from the text, so a superset), or the
-    server checks a wrapped API's schemas."""
+    server checks a wrapped API's schemas (its resources' inputs come only with one)."""
     if manifest.upstream is not None:
         return True
-    schemas = [(t.input_schema, t.output_schema) for t in manifest.tools]
-    text = json.dumps([schemas, getattr(manifest, "shared_defs", None)])
+    text = json.dumps(_schemas(manifest))
     return '"pattern"' in text or '"patternProperties"' in text
-
-
-def _has_bounded(manifest: Manifest) -> bool:
-    """A tool's schema may hold one of ``schemas.BOUNDED`` (what makes ``schemas.validator``
-    import ``bounded``), or the server checks a wrapped API's schemas."""
-    from mcpgen.runtime.schemas import uses_bounded
-
-    schemas: list[Any] = [[t.input_schema, t.output_schema] for t in manifest.tools]
-    schemas += [getattr(r, "input_schema", None) for r in manifest.resources]
-    found = [schemas, getattr(manifest, "shared_defs", None)]
-    return manifest.upstream is not None or uses_bounded(found)
-
-
-def _has_formats(manifest: Manifest) -> bool:
-    """A tool's or an imported resource's input schema names a checked format (what makes
-    ``schemas.validator(..., formats=True)`` import ``formats``)."""
-    from mcpgen.runtime.schemas import uses_formats
-
-    inputs = [t.input_schema for t in manifest.tools]
-    inputs += [getattr(r, "input_schema", None) for r in manifest.resources]
-    return uses_formats([inputs, getattr(manifest, "shared_defs", None)])
-
-
-def _has_scopes(manifest: Manifest) -> bool:
-    """Some tool, resource or prompt needs a scope (what ``server.policy_of`` reads)."""
-    parts = (manifest.tools, manifest.resources, manifest.prompts)
-    return any(item.scopes for part in parts for item in part)
 
 
 def _notifies(manifest: Manifest) -> bool:
@@ -163,12 +110,50 @@ def _has_tasks(manifest: Manifest) -> bool:
 
 def _fetches_tokens(manifest: Manifest) -> bool:
     """A credential of the wrapped API comes from an authorization server."""
-    from mcpgen.runtime.credential_config import fetches_tokens, parse_sources
-
     upstream = manifest.upstream or {}  # (none: no schemes, no sources)
     schemes = upstream.get("securitySchemes") or {}
     sources = parse_sources(schemes, upstream.get("credentials"), None)
     return any(fetches_tokens(source) for source in sources.values())
+
+
+# Runtime modules only a feature reaches: not carried unless the manifest uses it (modules
+# that share a test, space separated).
+_FEATURE_GROUPS: dict[str, Callable[[Manifest], bool]] = {
+    "upstream credentials operation_binding": lambda m: m.upstream is not None,  # a wrapped API
+    "metatools": lambda m: m.mode in ("search", "code"),  # search and code mode's tools
+    "codemode": lambda m: m.mode == "code",  # code mode's sandbox
+    # replicas sharing state through Redis (one process needs only ``sealing``)
+    "shared_redis shared sharing": lambda m: m.shares_state,
+    "local_cache": lambda m: m.shares_state or _has_tasks(m),  # in-process caches
+    "telemetry_spans": lambda m: m.upstream is not None or m.mode in ("search", "code"),
+    "upstream_tokens": _fetches_tokens,  # token exchange, OAuth2 clients
+    "prompts templating": lambda m: bool(m.prompts),  # prompts (and jinja2, their templates)
+    # resources, prompts (which may embed one), resource subscriptions (``server._resources``)
+    "resources": lambda m: bool(m.resources or m.prompts or m.capabilities.resources_subscribe),
+    "completions": lambda m: m.capabilities.completions,
+    "client_items": lambda m: bool(m.resources or m.prompts or m.capabilities.completions),
+    "listen": _notifies,  # subscriptions/listen
+    "uri": lambda m: any(r.is_template for r in m.resources),  # resource templates
+    # OAuth: the issuer's signing keys, opaque tokens, the tests' authorization server
+    "auth_keys introspection testing_oauth": lambda m: m.auth.type == "oauth",
+    # long-running calls as MCP tasks (docs/tasks.md), and the typed client's side of them
+    "tasks tasks_client tasks_count": _has_tasks,
+    "upstream_poll": lambda m: any(t.http is not None and t.http.poll for t in m.tools),
+    "patterns": _has_patterns,  # linear-time ``pattern`` (runtime/schemas.py)
+    "formats": lambda m: uses_formats(_schemas(m, outputs=False)),  # argument formats
+    # uniqueItems, anyOf, oneOf, unevaluated* in linear work (patterns' validator extends it)
+    "bounded": lambda m: _has_patterns(m) or uses_bounded(_schemas(m)),
+    # transports (``transports.offer``): the HTTP stack only with a network transport
+    "http_app serve": _network,
+    "http_legacy client_legacy": lambda m: bool({"sse", "websocket"} & set(m.transports)),
+    "websocket": lambda m: "websocket" in m.transports,
+    "auth http_auth": lambda m: m.auth.type != "none" and _network(m),  # checking credentials
+    "testing_auth": lambda m: m.auth.type != "none",  # the tests' keys and tokens
+    "testing_stubs": _unexampled,  # a handler the tests cannot call
+    # what a tool, resource or prompt needs (``server.policy_of``, ``auth``)
+    "scopes": lambda m: any(i.scopes for part in (m.tools, m.resources, m.prompts) for i in part),
+}
+FEATURES = {name: uses for names, uses in _FEATURE_GROUPS.items() for name in names.split()}
 
 
 Imports = tuple[frozenset[str], frozenset[str], frozenset[str]]

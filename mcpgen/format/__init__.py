@@ -37,7 +37,6 @@ class FormatError(Exception):
 
 
 def format_files(files: Mapping[str, str], engine: Engine = "ruff") -> dict[str, str]:
-    """``files`` (path -> Python source) formatted, in the same order."""
     if not files:
         return {}
     if engine == "black":
@@ -46,9 +45,8 @@ def format_files(files: Mapping[str, str], engine: Engine = "ruff") -> dict[str,
 
 
 def format_output(out: Output, engine: Engine = "ruff") -> None:
-    """The Python files of a rendered project (``render.Output``) formatted in place. The
-    vendored runtime is mcpgen's own formatted source: it is copied as it is, and so are
-    the files already formatted (``out.formatted``: model modules from the build cache)."""
+    """The Python files of a rendered project formatted in place, but the vendored runtime
+    (mcpgen's own formatted source) and ``out.formatted`` (model modules from the cache)."""
     python = {
         path: text
         for files in (out.generated, out.stubs)

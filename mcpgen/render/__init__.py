@@ -126,8 +126,8 @@ def render_without_models(manifest: Manifest, source: str | None = None) -> Outp
 
 
 def add_models(out: Output, manifest: Manifest, models: Models) -> None:
-    """The models package's files, into ``out``: ``__init__`` (lists the modules, each with
-    every class it defines, nested models too), ``_base`` and the modules."""
+    """The models package into ``out``: ``__init__`` (each module with every class it
+    defines, nested models too), ``_base`` and the modules."""
     pkg = manifest.server.package
     classes = {}
     for module in models.modules:  # the planned classes first

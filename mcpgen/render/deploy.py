@@ -41,21 +41,19 @@ def deploy_data(manifest: Manifest) -> dict[str, Any]:
     if deploy.redis == "external":
         secrets.append(SecretVar(prefix + "REDIS_URL", True, "the managed Redis (rediss:// ...)"))
     secrets.sort(key=lambda s: s.name)
-    common = [(prefix + "TRANSPORT", "http"), (prefix + "HOST", "0.0.0.0")]
-    common += [(prefix + "PORT", str(manifest.http.port)), (prefix + "STATELESS", "true")]
-    common += [(prefix + "LOG_FORMAT", "json")]
-    compose_hosts = ",".join([*deploy.hosts, "localhost:*", "127.0.0.1:*"])
-    kubernetes_hosts = ",".join([*deploy.hosts, deploy.name, f"{deploy.name}:*"])
-    compose_env = [*common, (prefix + "REDIS_URL", "redis://redis:6379/0")]
-    compose_env.append((prefix + "ALLOWED_HOSTS", compose_hosts))
-    kubernetes_env = list(common)
+    common = [("TRANSPORT", "http"), ("HOST", "0.0.0.0"), ("PORT", str(manifest.http.port))]
+    common += [("STATELESS", "true"), ("LOG_FORMAT", "json")]
+    compose = [*common, ("REDIS_URL", "redis://redis:6379/0")]
+    compose.append(("ALLOWED_HOSTS", ",".join([*deploy.hosts, "localhost:*", "127.0.0.1:*"])))
+    kubernetes = list(common)
     if deploy.redis == "bundled":
-        kubernetes_env.append((prefix + "REDIS_URL", f"redis://{redis_service}:6379/0"))
-    kubernetes_env.append((prefix + "ALLOWED_HOSTS", kubernetes_hosts))
+        kubernetes.append(("REDIS_URL", f"redis://{redis_service}:6379/0"))
+    kubernetes.append(("ALLOWED_HOSTS", ",".join([*deploy.hosts, deploy.name, f"{deploy.name}:*"])))
     return {
         "secrets": tuple(secrets),  # from the environment (Compose) or the Secret (Kubernetes)
-        "compose_env": tuple(compose_env),  # fixed settings of every Compose replica
-        "kubernetes_env": tuple(kubernetes_env),  # fixed settings of every pod
+        # fixed settings of every Compose replica, of every pod
+        "compose_env": tuple((prefix + name, value) for name, value in compose),
+        "kubernetes_env": tuple((prefix + name, value) for name, value in kubernetes),
         "redis_service": redis_service,  # the bundled Redis's Kubernetes Service name
         "secret_name": f"{deploy.name}-secrets",
         "probe_path": "/healthz",

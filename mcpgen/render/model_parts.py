@@ -1,12 +1,8 @@
 """The ``models`` package, one datamodel-code-generator run per module: ``_shared`` holds
 the manifest's shared ``$defs``; ``_partNN`` the tool and prompt models, spread over parts
 by a hash of the class name (changing a tool changes one part), their references to shared
-definitions made imports from ``_shared`` (the generator's ``external_ref_mapping``).
-
-The build keeps each module in its cache, by the schemas it is made from, so a rebuild
-after one operation changed runs the generator on one part. ``models/__init__.py`` imports
-a part when one of its names is first used: a server loads a tool's models when the tool
-is first called.
+definitions made imports from ``_shared`` (the generator's ``external_ref_mapping``). Each
+module is kept in the build cache by the schemas it is made from.
 """
 
 from __future__ import annotations
@@ -56,10 +52,9 @@ _PLANNING = (__file__, model_code.__file__, identifiers.__file__, schema_code.__
 
 
 # The generator writes fields in property order: keys that guard its output keep key order
-# (``models.digest`` sorts keys, so a change that only reordered properties kept the old code).
+# (sorted keys kept the old code after a change that only reordered properties).
 def _key(value: Json) -> str:
-    """A digest of JSON data, key order kept (it is part of what the generator writes)."""
-    return hashlib.sha256(compact_json(value).encode("utf-8", "surrogatepass")).hexdigest()
+    return cache.digest(value, compact_json)
 
 
 @dataclass(frozen=True)
@@ -75,13 +70,9 @@ def _parts(count: int) -> int:
     return max(1, -(-count // PART_SIZE))
 
 
-def _bucket(name: str, parts: int) -> int:
-    return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % parts
-
-
 def _externalize(shared: dict[str, Json], used: set[str]) -> Callable[[str], str]:
-    """What a reference becomes when it points to a shared definition: a reference into the
-    shared file (imports, once mapped); the names referred to are added to ``used``."""
+    """A reference to a shared definition made one into the shared file (adding the name
+    to ``used``)."""
 
     def point(ref: str) -> str:
         target = def_target(ref)
@@ -100,13 +91,11 @@ class _NotSplittable(Exception):
 
 
 def plan(manifest: Manifest) -> list[ModelModule]:
-    """The modules of the models package. A part gets, as the file its references point
-    into, only the shared definitions it needs (with theirs): the generator reads less, and
-    a changed shared definition regenerates only the parts that use it."""
+    """The modules of the models package. A part's references point into a file of only
+    the shared definitions it needs (with theirs): the generator reads less, and a changed
+    shared definition regenerates only the parts that use it."""
     models, group_of = share_duplicates(model_schemas(manifest))
     shared = manifest.shared_defs
-    if not models and not shared:
-        return []
     shared_document = combined_document({}, shared)
     shared_defs: dict[str, Json] = shared_document["$defs"]
     deps = {  # the definitions each refers to (``#/$defs/NAME...``)
@@ -119,7 +108,8 @@ def plan(manifest: Manifest) -> list[ModelModule]:
     buckets: list[dict[str, Json]] = [{} for _ in range(count)]
     for name in sorted(models):
         # a group of identical schemas stays together (its members subclass the first)
-        buckets[_bucket(group_of.get(name, name), count)][name] = models[name]
+        group = group_of.get(name, name).encode()
+        buckets[int(hashlib.sha256(group).hexdigest()[:8], 16) % count][name] = models[name]
     width = max(2, len(str(count - 1)))
     try:
         for index, bucket in enumerate(buckets):
@@ -145,27 +135,15 @@ def plan(manifest: Manifest) -> list[ModelModule]:
 
 
 def whole_module(manifest: Manifest) -> ModelModule:
-    """Every model in one module (one generator run on one document)."""
     models, shared = share_duplicates(model_schemas(manifest))[0], manifest.shared_defs
     document = combined_document(models, shared)
     return ModelModule("_part00", tuple(sorted({*models, *shared})), document, None)
 
 
-def _cache_file(module: ModelModule, package: str) -> Path | None:
-    store = cache.cache_dir()
-    if store is None:
-        return None
-    # A part's output can depend on the shared schemas it extends (allOf), so the ones it
-    # uses are part of its key: changing a shared definition regenerates the parts using it.
-    key = _key([_settings(package), module.document, module.shared_key])
-    return store / f"{cache.MODELS_PREFIX}{key}.py"  # formatted
-
-
 def _plan_file(manifest: Manifest) -> Path | None:
-    """Where the modules planned for these models are listed: keyed by all that ``plan``
-    reads (each tool's and prompt's models, the shared definitions, the package) and the
-    code that plans. A rebuild whose schemas did not change (one description changed, for
-    GitHub: 0.1 s) does not plan again: the modules are read by the keys listed."""
+    """Where the modules planned for these models are listed, keyed by all that ``plan``
+    reads and the code that plans: a rebuild whose schemas did not change (GitHub, one
+    description changed: 0.1 s) reads the modules by the keys listed."""
     store = cache.cache_dir()
     if store is None:
         return None
@@ -181,17 +159,15 @@ def _plan_file(manifest: Manifest) -> Path | None:
         [p.class_name, [[a.name, a.description, a.required] for a in p.arguments]]
         for p in manifest.prompts
     ]
-    code = hashlib.sha256()
-    for file in _PLANNING:
-        code.update(Path(str(file)).read_bytes())
-    key = [_settings(manifest.server.package), code.hexdigest(), tools, prompts]
-    return store / f"{PLANS_PREFIX}{_key([*key, manifest.shared_defs])}.json"
+    code = [hashlib.sha256(Path(str(file)).read_bytes()).hexdigest() for file in _PLANNING]
+    key = [_settings(manifest.server.package), code, tools, prompts, manifest.shared_defs]
+    return store / f"{PLANS_PREFIX}{_key(key)}.json"
 
 
 def _planned(record: Path | None) -> Models | None:
-    """The modules a build before planned, from the build cache; None when the list or
-    one of its modules is missing (or the list damaged)."""
-    entries = cache.read_pack(record).get("modules") if record is not None else None
+    """The modules a build before planned; None when the list (or a module) is missing or
+    damaged."""
+    entries = cache.read_pack(record).get("modules")
     if record is None or not isinstance(entries, list) or not entries:
         return None
     modules, sources = [], {}
@@ -213,7 +189,7 @@ def _planned(record: Path | None) -> Models | None:
 
 @cache_result
 def _settings(package: str) -> str:
-    """The generator's version and settings, part of every module's cache key."""
+    """Part of every module's cache key."""
     settings = {"base_module": f"{package}.models._base", **SETTINGS}
     return metadata.version("datamodel-code-generator") + json.dumps(settings, sort_keys=True)
 
@@ -236,7 +212,7 @@ def generate_module(module: ModelModule, package: str) -> str:
 
 
 def _generate_checked(module: ModelModule, package: str) -> tuple[str, str | None]:
-    """(source, None) or ("", the generator's error); errors are located by the caller."""
+    """(source, None) or ("", the generator's error)."""
     try:
         source = generate_module(module, package)
     except Exception as exc:
@@ -249,9 +225,8 @@ def _generate_checked(module: ModelModule, package: str) -> tuple[str, str | Non
 
 @dataclass(frozen=True)
 class Models:
-    """The models package's modules and the source of each: as the generator wrote it, or
-    formatted when read from the build cache (``cached``). ``fresh``: the cache file of each
-    module generated, where the caller keeps it once formatted."""
+    """The modules and their sources, formatted for those from the build cache (``cached``).
+    ``fresh``: the cache file of each module generated, kept by the caller once formatted."""
 
     modules: list[ModelModule]
     sources: dict[str, str]
@@ -261,11 +236,9 @@ class Models:
 
 def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Callable[[], Models]:
     """Start making every module of the models package; the returned function waits for
-    them (raising InputError with located problems). ``cached``: through the build cache.
-    ``jobs`` > 1: they run in at most ``jobs`` worker processes, one per ``PART_SIZE``
-    models (a worker first pays the generator's import, ~0.3-0.7 s, and a process forked
-    from a big build copies the memory its collector walks), while the caller renders the
-    rest of the project."""
+    them (raising InputError with located problems). ``jobs`` > 1: in at most ``jobs``
+    worker processes, one per ``PART_SIZE`` models (a worker first pays the generator's
+    import, ~0.3-0.7 s, and a fork of a big build copies the memory its collector walks)."""
     package = manifest.server.package
     record = _plan_file(manifest) if cached else None
     kept = _planned(record)
@@ -275,21 +248,24 @@ def start_models(manifest: Manifest, cached: bool = False, jobs: int = 1) -> Cal
     sources: dict[str, str] = {}
     files: dict[str, Path] = {}  # the cache files of the modules to generate
     keys: list[list[Json]] = []
-    for module in modules if cached else ():
-        file = _cache_file(module, package)
-        found = cache.read(file)
-        if found is not None:
-            sources[module.name] = found
-        elif file is not None:
-            files[module.name] = file
-        if file is not None:
+    store = cache.cache_dir() if cached else None
+    if store is not None:
+        for module in modules:
+            # A part's output can depend on the shared schemas it extends (allOf), so the ones
+            # it uses are part of its key: a changed shared definition regenerates those parts.
+            key = _key([_settings(package), module.document, module.shared_key])
+            file = store / f"{cache.MODELS_PREFIX}{key}.py"  # formatted
             keys.append([module.name, list(module.classes), file.name])
+            found = cache.read(file)
+            if found is None:
+                files[module.name] = file
+            else:
+                sources[module.name] = found
     cache.write(record, json.dumps({"modules": keys}))
     from_cache = frozenset(sources)
     todo = [module for module in modules if module.name not in sources]
     if not todo:  # all from the build cache (a rebuild): no pool, nor its import (7 ms)
-        ready = Models(modules, sources, from_cache)  # (in the modules' order)
-        return lambda: ready
+        return lambda: Models(modules, sources, from_cache)
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 

@@ -7,7 +7,6 @@ on them. ``model_parts`` decides which documents.
 from __future__ import annotations
 
 import copy
-import hashlib
 import re
 import tempfile
 import warnings
@@ -15,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcpgen.cache import schema_key
+from mcpgen.cache import digest, schema_key
 from mcpgen.check.schemas import SCHEMA_MAPS, def_ref, unescape
 from mcpgen.identifiers import RESERVED_CLASS_NAMES, own_def_class
 from mcpgen.literals import encoder
@@ -58,7 +57,7 @@ def model_schemas(manifest: Manifest) -> dict[str, Json]:
 
 
 def _names(schema: dict[str, Json]) -> frozenset[str] | None:
-    """The names of a schema's properties: equal schemas have equal names."""
+    """The names of a schema's properties (equal schemas have equal names)."""
     properties = schema.get("properties")
     return frozenset(properties) if isinstance(properties, dict) else None
 
@@ -70,7 +69,7 @@ def _root_key(schema: dict[str, Json]) -> str:
 
 
 def _makes_class(schema: Json) -> bool:
-    """Whether the generator makes a class of ``schema`` (one that can be subclassed)."""
+    """Whether the generator makes a (subclassable) class of ``schema``."""
     return (
         isinstance(schema, dict)
         and isinstance(schema.get("properties"), dict)
@@ -97,16 +96,10 @@ def share_duplicates(models: dict[str, Json]) -> tuple[dict[str, Json], dict[str
     for names in groups.values():
         if len(names) < 2:
             continue
-        group_of.update(dict.fromkeys(names, digest(models[names[0]])))
+        group_of.update(dict.fromkeys(names, digest(models[names[0]], _sorted_json)))
         for name in names[1:]:
             result[name] = {"allOf": [{"$ref": def_ref(names[0])}]}
     return result, group_of
-
-
-def digest(value: Json) -> str:
-    """A digest of JSON data that does not depend on its key order."""
-    text = _sorted_json(value)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _subclass_if_copy(schema: Json, copies: dict[frozenset[str] | None, dict[str, str]]) -> Json:
@@ -222,9 +215,6 @@ _PLAIN_OPTIONS: dict[str, Any] = {
     "aliases": {"kwargs": "kwargs_"},
 }
 _FORMATTERS = [("format", "Formatter", "BUILTIN")]
-
-
-# the settings as plain data (for cache keys): what ``generator_options`` builds
 SETTINGS = {"enums": _ENUM_OPTIONS, "plain": _PLAIN_OPTIONS, "formatters": _FORMATTERS}
 
 
@@ -247,8 +237,7 @@ def generator_options(base_module: str) -> dict[str, Any]:
 
 
 def run_generator(document: dict[str, Json], options: dict[str, Any]) -> str:
-    """One datamodel-code-generator run on ``document``; raises what the generator raises.
-    Relative ``$ref`` files resolve from the working directory."""
+    """One datamodel-code-generator run (relative ``$ref`` files: from the working folder)."""
     from datamodel_code_generator import generate
 
     with tempfile.TemporaryDirectory() as settings_dir, warnings.catch_warnings():
@@ -259,7 +248,7 @@ def run_generator(document: dict[str, Json], options: dict[str, Any]) -> str:
 
 
 def locate_failure(manifest: Manifest, models: dict[str, Json], exc: Exception) -> list[Problem]:
-    """Find which schemas the model generator rejects (one at a time) and say where they are."""
+    """Where the schemas the generator rejects (tried one at a time) are."""
 
     def fails(models: dict[str, Json]) -> Exception | None:
         try:

@@ -30,7 +30,6 @@ def _json(value: Json) -> Json:
 
 
 def _kept(**entry: Json) -> dict[str, Json]:
-    """The entries that are not None, in order."""
     return {key: value for key, value in entry.items() if value is not None}
 
 
@@ -104,7 +103,6 @@ def environment(manifest: Manifest) -> list[dict[str, Json]]:
     """Every environment variable the server reads that a deployment may have to set."""
     found: list[dict[str, Json]] = []
     prefix = manifest.http.env_prefix
-    # the variables of the offered network transports (none when only stdio is offered)
     network = [t for t in manifest.transports if t != "stdio"]
     where: dict[str, Json] = {"transports": network} if network else {}
     if manifest.shares_state:  # the package carries the Redis backend
@@ -184,10 +182,8 @@ def spec_data(manifest: Manifest) -> dict[str, Json]:
 
 
 def search_json(data: dict[str, Json]) -> str | None:
-    """The search index of a server in search or code mode (``_search.json``), computed here
-    so that the server loads it at start instead of building it: the runtime's own
-    ``SearchIndex.to_data`` over the operations of ``_spec.json`` data. It carries a
-    fingerprint of what it was made from; a server whose operations differ builds its own.
+    """The search index of a server in search or code mode (``_search.json``, the runtime's
+    ``SearchIndex.to_data``), so that the server loads it instead of building it at start.
     The terms of each text are kept in the build cache, by the runtime's code: a rebuild
     analyzes only the texts that changed (GitHub, one description changed: ~40 ms)."""
     if data.get("mode") not in ("search", "code"):
@@ -228,14 +224,10 @@ def share_defs(spec: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(defs, dict) or not defs:
             return schema
         own = {n: v for n, v in defs.items() if table.setdefault(n, v) != v}
+        names = {SHARED_NAMES: list(defs), **({OWN_DEFS: own} if own else {})}
         out: dict[str, Any] = {}
-        for key, value in schema.items():
-            if key != "$defs":
-                out[key] = value
-                continue
-            out[SHARED_NAMES] = list(defs)
-            if own:
-                out[OWN_DEFS] = own
+        for key, value in schema.items():  # (in the place of ``$defs``)
+            out.update(names if key == "$defs" else {key: value})
         return out
 
     tools = []

@@ -25,13 +25,12 @@ def entries(params: list[Any], required: bool) -> str:
 
 
 def variable_dict(variables: list[Any]) -> str:
-    """``{"wire name": python_name, ...}`` for template variables or prompt arguments."""
+    """The same for template variables or prompt arguments."""
     return "{" + ", ".join(f"{py(v.name)}: {v.python}" for v in variables) + "}"
 
 
 def keywords(params: list[Any], values: dict[str, Any]) -> list[str]:
-    """``name=literal`` call arguments for the ``params`` (``model.params``) that
-    ``values`` (wire keys) has."""
+    """``name=literal`` call arguments for the ``params`` that ``values`` (wire keys) has."""
     return [f"{p.name}={py(values[p.key])}" for p in params if p.key in values]
 
 
@@ -42,7 +41,7 @@ def docstring(text: str | None) -> str:
 
 
 def comment(text: str | None) -> str:
-    """Text made safe for a single ``#`` comment line."""
+    """Text made safe for one ``#`` comment line."""
     return " ".join((text or "").split()).encode("unicode_escape").decode("ascii")
 
 
@@ -53,7 +52,6 @@ def toml_string(value: str) -> str:
 
 
 def oneline(text: str | None, limit: int = 200) -> str:
-    """Whitespace folded to single spaces and cut to ``limit`` characters (package summaries)."""
     return cut(" ".join((text or "").split()), limit)
 
 
@@ -103,22 +101,10 @@ def environment() -> jinja2.Environment:
     )
     from mcpgen.model.examples import invalid_example, valid_example
 
-    env.filters.update(
-        entries=entries,
-        variable_dict=variable_dict,
-        valid_example=valid_example,
-        invalid_example=invalid_example,
-        py=py,
-        import_order=import_order,
-        keywords=keywords,
-        docstring=docstring,
-        comment=comment,
-        toml=toml_string,
-        oneline=oneline,
-        md=markdown_inline,
-        code=markdown_code,
-        json=lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False),
-    )
+    named = (entries, variable_dict, valid_example, invalid_example, py, import_order, keywords)
+    env.filters.update({f.__name__: f for f in (*named, docstring, comment, oneline)})
+    env.filters.update(toml=toml_string, md=markdown_inline, code=markdown_code)
+    env.filters["json"] = lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False)
     return env
 
 

@@ -1,6 +1,4 @@
-"""Comparing and writing a rendered project: plan, check, diff, atomic apply.
-
-Nothing here decides *what* to generate; it only compares the rendered map with the disk.
+"""Comparing a rendered project with the disk and writing it (plan, diff, atomic apply).
 User-owned files are created when missing and never overwritten or deleted.
 """
 
@@ -100,7 +98,7 @@ def plan(root: Path, output: Output, moves: list[Move] | None = None) -> Plan:
 
 
 def built_before(root: Path) -> bool:
-    """Whether a build made ``root`` (its surface lock or a package's spec is there)."""
+    """Whether a build made ``root`` (a surface lock or a package's spec is there)."""
     return (root / LOCK_FILE).is_file() or any(root.glob("src/*/_spec.json"))
 
 
@@ -202,9 +200,8 @@ STAGED = ".mcpgen-staged-"  # in the name of every file and folder a build stage
 
 
 def clean_leftovers(root: Path) -> int:
-    """Remove what a build that was killed while writing ``root`` staged: its sibling
-    staging folder, and files staged beside their targets (never anything else); how many
-    there were."""
+    """Remove (and count) what a build killed while writing ``root`` staged: its sibling
+    staging folder, and files staged beside their targets (never anything else)."""
     found = 0
     for stale in root.parent.glob(f".{glob.escape(root.name)}{STAGED}*"):
         shutil.rmtree(stale, ignore_errors=True)
@@ -238,11 +235,9 @@ def _deferred_interrupt() -> Iterator[None]:
 
 
 def apply(plan: Plan) -> int:
-    """Write the plan: stage every file first, then swap them in. A new output folder is
-    staged whole in a sibling temporary folder and renamed into place. An existing one gets
-    each file staged next to its target, then renamed over it; if staging fails, every
-    staged file is removed and the folder is as it was. Returns how many things an earlier,
-    killed build had staged (removed first)."""
+    """Write the plan: stage every file (a new folder whole, as a sibling; else each file
+    beside its target), then rename them into place; a failed staging leaves the folder as
+    it was. Returns how many things a killed build had staged (removed first)."""
     writes = {r: plan.output.generated[r] for r in plan.created + plan.changed}
     writes.update({r: plan.output.stubs[r] for r in plan.stubs_added})
     writes.update({m.new: m.text for m in plan.moves})

@@ -1,12 +1,6 @@
-"""``mcpgen build --rename OLD=NEW``: the user's handler follows an item the manifest renamed.
-
-The file ``handlers/<kind>/<old>.py`` moves to ``<new>.py`` and its mechanical references
-are updated: the model classes mcpgen derived from the old name (``OldInput``,
-``OldOutput``, a prompt's ``OldArguments``) become the new item's, wherever the file uses
-them as Python names, and the stub's first docstring line names the new item. Nothing else
-in the file changes. Every rename is checked before anything is written: the new name must
-be an item of the manifest with a handler (or an imported operation, for an override), the
-old name must no longer be one, the old file must exist and the new one must not.
+"""``mcpgen build --rename OLD=NEW``: the user's handler follows an item the manifest renamed
+(its model class names and its stub's docstring line too; docs/surface.md). Every rename is
+checked before anything is written.
 """
 
 from __future__ import annotations
@@ -75,9 +69,8 @@ def plan_moves(
     moves: list[Move] = []
     for rename in renames:
         head = f"--rename {rename.old}={rename.new}"
-        kinds = [rename.kind] if rename.kind else list(KINDS)
         candidates = []
-        for kind in kinds:
+        for kind in [rename.kind] if rename.kind else KINDS:
             items = _handled(manifest, kind)
             if rename.new not in items:
                 continue
