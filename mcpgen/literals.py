@@ -1,5 +1,4 @@
-"""Literals for JSON-like values: Python ones (the only way user text enters generated
-code), and compact JSON."""
+"""Literals for JSON-like values: Python ones, and compact JSON."""
 
 from __future__ import annotations
 

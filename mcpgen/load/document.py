@@ -71,10 +71,8 @@ class Overlay:
 
 @dataclass
 class Document:
-    """Parsed input: plain JSON-compatible data plus the position of each value.
-
-    ``overlays`` maps the path of an entry merged in from another file (an imported tool)
-    to where it was written, so that every problem points at the file the user wrote."""
+    """Parsed input: plain JSON-compatible data plus the position of each value. ``overlays``:
+    where an entry merged in from another file (an imported tool) was written."""
 
     file: str
     base_dir: Path

@@ -28,10 +28,16 @@ class _Resolver(yaml.resolver.BaseResolver):
     """YAML 1.2 core-schema scalars: only true/false are booleans; no dates, no sexagesimal."""
 
 
-_Resolver.add_implicit_resolver(_TAG + "bool", _BOOL, list("tTfF"))
-_Resolver.add_implicit_resolver(_TAG + "int", _INT, list("-+0123456789"))
-_Resolver.add_implicit_resolver(_TAG + "float", _FLOAT, list("-+0123456789."))
-_Resolver.add_implicit_resolver(_TAG + "null", _NULL, ["~", "n", "N", ""])
+# Scalar tags we accept (implicit or explicit, as in ``!!str 1``), with the text each allows.
+_SCALAR_TAGS: dict[str, re.Pattern[str] | None] = {_TAG + "str": None}
+for _kind, _pattern, _first in (
+    ("bool", _BOOL, [*"tTfF"]),
+    ("int", _INT, [*"-+0123456789"]),
+    ("float", _FLOAT, [*"-+0123456789."]),
+    ("null", _NULL, [*"~nN", ""]),
+):
+    _Resolver.add_implicit_resolver(_TAG + _kind, _pattern, _first)
+    _SCALAR_TAGS[_TAG + _kind] = _pattern
 
 
 class _PyLoader(yaml.BaseLoader, _Resolver):
@@ -50,16 +56,6 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = _PyLoader
 
 
-# Scalar tags we accept (implicit or explicit, as in ``!!str 1``), with the text each allows.
-_SCALAR_TAGS: dict[str, re.Pattern[str] | None] = {
-    _TAG + "str": None,
-    _TAG + "int": _INT,
-    _TAG + "float": _FLOAT,
-    _TAG + "bool": _BOOL,
-    _TAG + "null": _NULL,
-}
-
-
 def _mark(node: Node) -> tuple[int, int]:
     return (node.start_mark.line + 1, node.start_mark.column + 1)
 
@@ -70,7 +66,6 @@ def _at(node: Node, file: str, path: JsonPath, message: str) -> InputError:
 
 
 def _compose(text: str, file: str) -> tuple[Any, Positions]:
-    positions = Positions(file)
     try:
         loader = _Loader(text)
         try:
@@ -90,8 +85,8 @@ def _compose(text: str, file: str) -> tuple[Any, Positions]:
     ):
         raise fail(file, "file is empty", 1, 1)
     _check_expansion(root, file)
-    data = _convert(root, (), positions, file)
-    return data, positions
+    positions = Positions(file)
+    return _convert(root, (), positions, file), positions
 
 
 def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
@@ -187,10 +182,8 @@ def _children(node: Node) -> list[tuple[PathPart, Node]]:
 
 def _check_expansion(root: Node, file: str) -> None:
     """Refuse documents whose aliases expand to too many values, or refer to themselves.
-
     Sizes are computed once per distinct node, so a billion-laughs document costs no more
-    to check than its text; the error points at the outermost field that expands too far.
-    """
+    to check than its text; the error points at the outermost field that expands too far."""
     sizes: dict[int, int] = {}
     active: set[int] = set()
     stack: list[tuple[Node, bool, JsonPath]] = [(root, False, ())]
@@ -267,8 +260,7 @@ def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
     tag, value = node.tag, node.value
     if tag not in _SCALAR_TAGS:
         raise _bad_tag(node, file, path)
-    pattern = _SCALAR_TAGS[tag]
-    if pattern is None:
+    if (pattern := _SCALAR_TAGS[tag]) is None:
         return value
     if not pattern.match(value):
         raise _at(node, file, path, f"{value!r} is not a valid !!{tag[len(_TAG) :]}")

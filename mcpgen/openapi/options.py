@@ -219,11 +219,9 @@ def apply_overrides(
         if key not in matched:
             message = f"no imported operation has the tool name or operationId {key!r}"
             problems.add(option_problem(Level.WARNING, f"openapi.overrides.{key}", message))
-    for rule in (*options.include, *options.exclude, *options.rules):
-        if rule.where not in options.used:
-            problems.add(
-                option_problem(Level.WARNING, rule.where, "this rule matches no operation")
-            )
+    for where in [r.where for r in (*options.include, *options.exclude, *options.rules)]:
+        if where not in options.used:
+            problems.add(option_problem(Level.WARNING, where, "this rule matches no operation"))
     return renamed_by
 
 
