@@ -70,10 +70,7 @@ class Options:
             if rule.matches(*args):
                 self.used.add(rule.where)
                 return str(rule.item.get("as", "tool"))
-        for rule in included:
-            if "as" in rule.item:
-                return str(rule.item["as"])
-        return "tool"
+        return next((str(r.item["as"]) for r in included if "as" in r.item), "tool")
 
 
 def option_problem(level: Level, where: str, message: str) -> Problem:

@@ -190,8 +190,7 @@ def _fixed(location: Location) -> Callable[[], Location]:
 
 def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> None:
     """Add the imported entries to ``doc``, located in the spec, their definitions shared."""
-    data = doc.data
-    file = doc.file
+    data, file = doc.data, doc.file
     locate = imported.locate or (lambda src, path: Location(file, 1, 1))
 
     def overlay_at(src: int, path: tuple[str | int, ...]) -> Overlay:
@@ -217,12 +216,11 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
     for resource, operation, schema in zip(
         imported.resources, imported.resource_operations, imported.resource_inputs, strict=True
     ):
-        entry = dict(resource)
         if schema is not None:
             merged.resource_inputs[len(resources)] = _without_defs(schema)
         doc.overlays[("resources", len(resources))] = overlay_at(*operation.origin)
         merged.resources[len(resources)] = operation
-        resources.append(entry)
+        resources.append(dict(resource))
     for (kind, index), key in imported.renamed.items():  # a bad name is the rename's
         at: JsonPath = ("openapi", "overrides", key, "name")
         start = len(data[kind]) - len(imported.tools if kind == "tools" else imported.resources)
