@@ -1,6 +1,5 @@
-"""OpenAPI as a source: a whole spec, or a manifest's ``openapi:`` section, merged into one
-raw manifest document before anything is checked, each imported entry with an overlay that
-locates it in the spec (``docs/architecture.md``, "merge")."""
+"""OpenAPI as a source (a whole spec, or a manifest's ``openapi:`` section) merged into one raw
+manifest document, each entry located in the spec (``docs/architecture.md``, "merge")."""
 
 from __future__ import annotations
 
