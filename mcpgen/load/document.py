@@ -20,10 +20,7 @@ def dotted(path: Sequence[PathPart]) -> str:
     """``tools[0].input.properties.x``: how a field is named in messages."""
     out = ""
     for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + printable(part)
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + printable(part)
     return out
 
 

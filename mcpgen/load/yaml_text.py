@@ -225,30 +225,26 @@ def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any
     positions.values.setdefault(path, _mark(node))
     if isinstance(node, ScalarNode):
         return _scalar(node, file, path)
+    if node.tag != _TAG + ("seq" if isinstance(node, SequenceNode) else "map"):
+        raise _bad_tag(node, file, path)
     if isinstance(node, SequenceNode):
-        if node.tag != _TAG + "seq":
-            raise _bad_tag(node, file, path)
         return [
             _convert(item, (*path, index), positions, file) for index, item in enumerate(node.value)
         ]
-    if isinstance(node, MappingNode):
-        if node.tag != _TAG + "map":
-            raise _bad_tag(node, file, path)
-        result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            line, col = _mark(key_node)
-            if not isinstance(key_node, ScalarNode):
-                raise fail(file, "mapping keys must be plain scalars", line, col, dotted(path))
-            if key_node.tag == _TAG + "merge" or (key_node.value == "<<" and not key_node.style):
-                raise fail(file, "YAML merge keys (<<) are not supported", line, col, dotted(path))
-            if key_node.tag not in _SCALAR_TAGS:
-                raise _bad_tag(key_node, file, path)
-            key = key_node.value  # keys are strings, as in JSON: `200:` and `on:` stay text
-            child = (*path, key)
-            positions.add_key(child, line, col)
-            result[key] = _convert(value_node, child, positions, file)
-        return result
-    raise _bad_tag(node, file, path)  # pragma: no cover
+    result: dict[str, Any] = {}  # (a MappingNode: the composer makes no other kind)
+    for key_node, value_node in node.value:
+        line, col = _mark(key_node)
+        if not isinstance(key_node, ScalarNode):
+            raise fail(file, "mapping keys must be plain scalars", line, col, dotted(path))
+        if key_node.tag == _TAG + "merge" or (key_node.value == "<<" and not key_node.style):
+            raise fail(file, "YAML merge keys (<<) are not supported", line, col, dotted(path))
+        if key_node.tag not in _SCALAR_TAGS:
+            raise _bad_tag(key_node, file, path)
+        key = key_node.value  # keys are strings, as in JSON: `200:` and `on:` stay text
+        child = (*path, key)
+        positions.add_key(child, line, col)
+        result[key] = _convert(value_node, child, positions, file)
+    return result
 
 
 def _bad_tag(node: Node, file: str, path: JsonPath) -> InputError:
