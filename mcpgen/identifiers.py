@@ -12,9 +12,7 @@ import unicodedata
 _WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^A-Za-z0-9]+")
 # Keywords, builtins, and ``l`` (ruff's E741/E743: an ambiguous name for a variable or method).
-RESERVED = (
-    frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | {"l"}
-)
+RESERVED = frozenset({*keyword.kwlist, *keyword.softkwlist, *dir(builtins), "l"})
 
 
 def words(name: str) -> list[str]:

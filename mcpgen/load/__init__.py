@@ -79,7 +79,7 @@ def load_text(
                 raise fail(file, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
         except (json_text._DuplicateKey, RecursionError):
             # raises the located duplicate or depth error
-            with contextlib.suppress(json_text._ScanError):
+            with contextlib.suppress(json_text._ScanError, IndexError):
                 json_text._json_positions(text, file)
         else:
             json_text._check_json_values(data, file, text, watch, decoded)

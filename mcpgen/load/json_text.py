@@ -24,7 +24,7 @@ _INDENT = re.compile(r"[ \t]*")
 
 
 class _ScanError(Exception):
-    """The text is not the JSON the scanner expected."""
+    """The text is not the JSON the scanner expected (or ends early: an IndexError)."""
 
 
 def _key(quoted: str) -> str:
@@ -49,11 +49,6 @@ def _json_positions(text: str, file: str) -> Positions:
     def skip(offset: int) -> int:
         return _JSON_WS.match(text, offset).end()  # type: ignore[union-attr]
 
-    def char(offset: int) -> str:
-        if offset >= len(text):
-            raise _ScanError("unexpected end")
-        return text[offset]
-
     stack: list[tuple[JsonPath, str]] = []  # the open containers: path, closing bracket
 
     def read_key(offset: int, parent: JsonPath) -> tuple[int, JsonPath]:
@@ -63,7 +58,7 @@ def _json_positions(text: str, file: str) -> Positions:
         child = (*parent, _key(match.group()))
         positions.add_key(child, *where(offset))  # a path is one object's: a second is refused
         offset = skip(match.end())
-        if char(offset) != ":":
+        if text[offset] != ":":
             raise _ScanError("expected ':'")
         return skip(offset + 1), child
 
@@ -74,11 +69,11 @@ def _json_positions(text: str, file: str) -> Positions:
         if len(path) > MAX_DEPTH:
             message = f"nesting deeper than {MAX_DEPTH} levels"
             raise fail(file, message, *where(offset), _short_field(path))
-        ch = char(offset)
+        ch = text[offset]  # (an IndexError at the end of the text)
         if ch in "{[":
             offset = skip(offset + 1)
             close = "}" if ch == "{" else "]"
-            if char(offset) != close:
+            if text[offset] != close:
                 stack.append((path, close))
                 offset, path = read_key(offset, path) if ch == "{" else (offset, (*path, 0))
                 continue
@@ -91,7 +86,7 @@ def _json_positions(text: str, file: str) -> Positions:
         # a value ended: move on to the next one, closing containers on the way
         while stack:
             parent, close = stack[-1]
-            ch = char(offset)
+            ch = text[offset]
             if ch == ",":
                 offset = skip(offset + 1)
                 if close == "]":  # ``path``: the item that ended
