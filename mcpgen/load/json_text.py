@@ -285,21 +285,19 @@ class _NumberWatch:
     suspicious = False
 
     def integer(self, text: str) -> int | _HugeInt:
-        if len(text) > MAX_INT_DIGITS:
-            self.suspicious = True
-            return _HugeInt(text)
-        return int(text)
+        return self.huge(text) if len(text) > MAX_INT_DIGITS else int(text)
 
     def real(self, text: str) -> float | _HugeInt:
         value = float(text)
-        if not math.isfinite(value):
-            self.suspicious = True
-            return _HugeInt(text)
-        return value
+        return value if math.isfinite(value) else self.huge(text)
 
     def constant(self, text: str) -> float:
         self.suspicious = True
         return float(text)
+
+    def huge(self, text: str) -> _HugeInt:
+        self.suspicious = True
+        return _HugeInt(text)
 
 
 def too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:

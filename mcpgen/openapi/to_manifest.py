@@ -98,8 +98,7 @@ def _valid(name: str) -> str:
 def synthesize(spec: Document, name: str | None = None) -> tuple[Document, Problems]:
     """A whole OpenAPI document given as the build source: the manifest it stands for."""
     imported = import_openapi(spec, {}, keep=True)
-    problems = Problems()
-    problems.extend(imported.problems)
+    problems = Problems(list(imported.problems))
     server_name = name or short_name(imported.info, imported.servers, Path(spec.file))
     title = str(imported.info.get("title") or server_name)
     data: dict[str, Json] = {
