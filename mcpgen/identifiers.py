@@ -12,9 +12,7 @@ import unicodedata
 _WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^A-Za-z0-9]+")
 # Keywords, builtins, and ``l`` (ruff's E741/E743: an ambiguous name for a variable or method).
-RESERVED = (
-    frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | {"l"}
-)
+RESERVED = frozenset({*keyword.kwlist, *keyword.softkwlist, *dir(builtins), "l"})
 
 
 def words(name: str) -> list[str]:
@@ -43,8 +41,7 @@ def python_reading(name: str) -> str:
 
 
 def env_base(name: str) -> str:
-    """The base of a server's environment variables: ``my-server`` -> ``MY_SERVER`` (its own
-    settings are ``MY_SERVER_PORT``, ...; a wrapped API's ``MY_SERVER_API_...``)."""
+    """The base of a server's environment variables: ``my-server`` -> ``MY_SERVER``."""
     return snake(name).strip("_").upper()
 
 
@@ -72,14 +69,12 @@ CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
 def own_def_class(owner: str, name: str) -> str:
-    """The model class of a tool's own definition ``name`` (not a shared one): prefixed with
-    the tool's model class ``owner`` (``AddInput`` + ``unit`` -> ``AddInputUnit``)."""
+    """A tool's own (not shared) definition's class: ``AddInput`` + ``unit`` -> ``AddInputUnit``."""
     return owner + name[:1].upper() + name[1:]
 
 
 def kept_class_name(name: str) -> bool:
-    """Whether the model generator keeps a shared definition's name as its class name (it
-    capitalises ``foo``, drops underscores, renames keywords and what the module imports)."""
+    """Whether the model generator keeps a shared definition's name as its class name."""
     return bool(CLASS_NAME.match(name)) and name not in RESERVED_CLASS_NAMES
 
 
@@ -107,25 +102,21 @@ def kwarg(name: str) -> str:
 
 
 def completion_ident(target: str, ref: str, argument: str) -> str:
-    return module_ident(snake(f"{target}_{ref}_{argument}"))
+    return ident(f"{target}_{ref}_{argument}")
 
 
 # A handler's module is named by its identifier: a file name holds at most 255 bytes.
 MOST_IDENT = 120
 
 
-def module_ident(ident: str) -> str:
-    """``ident`` cut to ``MOST_IDENT`` characters, a digest of the whole keeping two apart."""
-    if len(ident) <= MOST_IDENT:
-        return ident
-    digest = hashlib.sha256(ident.encode("utf-8")).hexdigest()[:10]
-    return f"{ident[: MOST_IDENT - 11]}_{digest}"
-
-
 def ident(name: str) -> str:
-    """The identifier of a tool, resource or prompt called ``name``: its handler module,
-    wiring function and client method are named by it."""
-    return module_ident(snake(name))
+    """The identifier of a tool, resource or prompt (its handler module, wiring function,
+    client method): at most ``MOST_IDENT`` characters, a digest of the whole keeping two apart."""
+    result = snake(name)
+    if len(result) <= MOST_IDENT:
+        return result
+    digest = hashlib.sha256(result.encode("utf-8")).hexdigest()[:10]
+    return f"{result[: MOST_IDENT - 11]}_{digest}"
 
 
 # What the typed client's base classes define and the modules its annotations name: a
@@ -163,8 +154,7 @@ def prompt_method(ident: str) -> str:
 
 
 def handler_path(kind: str, ident: str) -> str:
-    """A handler's file in its package: ``handlers/tools/add.py`` (``kind``: tools,
-    resources, prompts or completions)."""
+    """A handler's file in its package: ``handlers/tools/add.py``."""
     return f"handlers/{kind}/{ident}.py"
 
 

@@ -1,5 +1,4 @@
-"""Literals for JSON-like values: Python ones (the only way user text enters generated
-code), and compact JSON."""
+"""Literals for JSON-like values: Python ones, and compact JSON."""
 
 from __future__ import annotations
 
@@ -38,9 +37,7 @@ def one_per_line(data: dict[str, Any], sort_keys: bool = False) -> str:
     dumps, entries = encoder(ensure_ascii=False, sort_keys=sort_keys), []
     for key in sorted(data) if sort_keys else data:
         value = data[key]
-        if isinstance(value, list) and value:
-            items = ",\n".join(map(dumps, value))
-            entries.append(f"{json.dumps(key)}: [\n{items}\n]")
-        else:
-            entries.append(f"{json.dumps(key)}: {dumps(value)}")
+        listed = isinstance(value, list) and value
+        text = "[\n" + ",\n".join(map(dumps, value)) + "\n]" if listed else dumps(value)
+        entries.append(f"{json.dumps(key)}: {text}")
     return "{\n" + ",\n".join(entries) + "\n}\n"

@@ -1,8 +1,5 @@
-"""Load YAML or JSON input into plain Python data, remembering where every value stood;
-the only place that touches raw text. It refuses what a code generator must not trust:
-huge files, deep nesting, alias bombs, duplicate keys, non-JSON values, and YAML 1.1
-surprises (``yes``/``no``/``on``/``off`` and dates stay strings).
-"""
+"""Load YAML or JSON input into plain data, remembering where every value stood; the only
+place that touches raw text. It refuses what a code generator must not trust (limits.py)."""
 
 from __future__ import annotations
 
@@ -57,7 +54,7 @@ def load_file(path: Path, max_bytes: int = MAX_MANIFEST_BYTES) -> Document:
         message = f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})"
         raise fail(shown, message, line, column) from None
     json_first = path.suffix.lower() == ".json"
-    return load_text(text, shown, path.parent, json_first=json_first, decoded=True)
+    return load_text(text, shown, path.parent, json_first, decoded=True)
 
 
 def load_text(
@@ -82,7 +79,7 @@ def load_text(
                 raise fail(file, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
         except (json_text._DuplicateKey, RecursionError):
             # raises the located duplicate or depth error
-            with contextlib.suppress(json_text._ScanError):
+            with contextlib.suppress(json_text._ScanError, IndexError):
                 json_text._json_positions(text, file)
         else:
             json_text._check_json_values(data, file, text, watch, decoded)

@@ -20,10 +20,7 @@ def dotted(path: Sequence[PathPart]) -> str:
     """``tools[0].input.properties.x``: how a field is named in messages."""
     out = ""
     for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + printable(part)
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + printable(part)
     return out
 
 
@@ -71,10 +68,8 @@ class Overlay:
 
 @dataclass
 class Document:
-    """Parsed input: plain JSON-compatible data plus the position of each value.
-
-    ``overlays`` maps the path of an entry merged in from another file (an imported tool)
-    to where it was written, so that every problem points at the file the user wrote."""
+    """Parsed input: plain JSON-compatible data plus the position of each value. ``overlays``:
+    where an entry merged in from another file (an imported tool) was written."""
 
     file: str
     base_dir: Path

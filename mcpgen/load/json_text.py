@@ -1,6 +1,5 @@
 """JSON input: duplicate keys, huge numbers, non-finite values, lone surrogates and deep
-nesting refused, located; positions of every value scanned once (what YAML's composer gives
-for free), or found on demand in a big text."""
+nesting refused, located; positions scanned once, or found on demand in a big text."""
 
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ _INDENT = re.compile(r"[ \t]*")
 
 
 class _ScanError(Exception):
-    """The text is not the JSON the scanner expected."""
+    """The text is not the JSON the scanner expected (or ends early: an IndexError)."""
 
 
 def _key(quoted: str) -> str:
@@ -43,18 +42,12 @@ def _line_column(line_starts: list[int], offset: int) -> tuple[int, int]:
 
 
 def _json_positions(text: str, file: str) -> Positions:
-    """Positions of every value and key of a JSON text (without recursion); duplicate keys
-    and nesting deeper than MAX_DEPTH are refused, located."""
+    """Positions of every value and key (no recursion); duplicates and depth refused, located."""
     positions = Positions(file)
     where = functools.partial(_line_column, _line_starts(text))
 
     def skip(offset: int) -> int:
         return _JSON_WS.match(text, offset).end()  # type: ignore[union-attr]
-
-    def char(offset: int) -> str:
-        if offset >= len(text):
-            raise _ScanError("unexpected end")
-        return text[offset]
 
     stack: list[tuple[JsonPath, str]] = []  # the open containers: path, closing bracket
 
@@ -65,7 +58,7 @@ def _json_positions(text: str, file: str) -> Positions:
         child = (*parent, _key(match.group()))
         positions.add_key(child, *where(offset))  # a path is one object's: a second is refused
         offset = skip(match.end())
-        if char(offset) != ":":
+        if text[offset] != ":":
             raise _ScanError("expected ':'")
         return skip(offset + 1), child
 
@@ -76,16 +69,15 @@ def _json_positions(text: str, file: str) -> Positions:
         if len(path) > MAX_DEPTH:
             message = f"nesting deeper than {MAX_DEPTH} levels"
             raise fail(file, message, *where(offset), _short_field(path))
-        ch = char(offset)
+        ch = text[offset]  # (an IndexError at the end of the text)
         if ch in "{[":
             offset = skip(offset + 1)
             close = "}" if ch == "{" else "]"
-            if char(offset) == close:
-                offset = skip(offset + 1)
-            else:
+            if text[offset] != close:
                 stack.append((path, close))
                 offset, path = read_key(offset, path) if ch == "{" else (offset, (*path, 0))
                 continue
+            offset = skip(offset + 1)
         else:
             match = (_JSON_STRING if ch == '"' else _JSON_ATOM).match(text, offset)
             if not match:
@@ -94,7 +86,7 @@ def _json_positions(text: str, file: str) -> Positions:
         # a value ended: move on to the next one, closing containers on the way
         while stack:
             parent, close = stack[-1]
-            ch = char(offset)
+            ch = text[offset]
             if ch == ",":
                 offset = skip(offset + 1)
                 if close == "]":  # ``path``: the item that ended
@@ -139,9 +131,7 @@ class JsonLocator:
         return _JSON_WS.match(self.text, offset).end()  # type: ignore[union-attr]
 
     def _value_offset(self, path: JsonPath) -> int | None:
-        if not path:
-            return self._skip(0)
-        found = self._member(path[:-1], path[-1])
+        found = self._member(path[:-1], path[-1]) if path else (-1, self._skip(0))
         return found[1] if found else None
 
     def _member(self, path: JsonPath, part: PathPart) -> tuple[int, int] | None:
@@ -150,15 +140,13 @@ class JsonLocator:
             found = self._indented_member(path, part)
             if found is not None:
                 return found
-        members = self._members(path)
-        return members.get(part) if members is not None else None
+        return (self._members(path) or {}).get(part)
 
     def _indented_member(self, path: JsonPath, key: str) -> tuple[int, int] | None:
         """The member found by its line, without reading the container, when the JSON is
         indented (specs usually are): a member key starts a line indented one step more than
         the container's line, before the line that closes it. None: look the slow way."""
-        span = self._indented_span(path)
-        if span is None:
+        if (span := self._indented_span(path)) is None:
             return None
         start, outer, inner = span
         text, quoted = self.text, json.dumps(key, ensure_ascii=False)
@@ -174,18 +162,15 @@ class JsonLocator:
             if found is None or (path and closing(text, read, found.start())):
                 read = len(text)
                 break
-            at = found.start()
-            match = _JSON_STRING.match(text, at + len(line) - 1)
-            read = match.end() if match else at + len(line)
+            match = _JSON_STRING.match(text, found.end() - 1)
+            read = match.end() if match else found.end()
             if match:
                 keys.setdefault(match.group(), match.start())
         self.keys[path] = keys, read
         if quoted not in keys:
             return None
         colon = self._skip(keys[quoted] + len(quoted))
-        if text[colon] != ":":
-            return None
-        return keys[quoted], self._skip(colon + 1)
+        return (keys[quoted], self._skip(colon + 1)) if text[colon] == ":" else None
 
     def _indented_span(self, path: JsonPath) -> tuple[int, str, str] | None:
         """(start, its indentation, its members' indentation) of the object at ``path``."""
@@ -263,8 +248,7 @@ class _DuplicateKey(Exception):
 
 
 class _HugeInt(str):
-    """A number too big (too many digits, or beyond a float), kept as text until it is
-    reported with its place."""
+    """A number too big (too many digits, or beyond a float), kept as text to be reported."""
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -284,10 +268,8 @@ _ESCAPE = re.compile(
 
 
 def _lone_surrogates(text: str, decoded: bool = False) -> bool:
-    """Whether a string parsed from the JSON ``text`` holds a lone surrogate: the escape of
-    one that is not a high surrogate followed at once by a low one (the parser joins those
-    pairs), or a surrogate already in the text (which UTF-8 cannot encode; ``decoded``:
-    the text was decoded from UTF-8, which has none)."""
+    """Whether a string parsed from ``text`` holds a lone surrogate: one's escape (see
+    ``_ESCAPE``), or one in the text (not ``decoded`` from UTF-8, which has none)."""
     try:
         if not decoded:  # (GitHub's 13 MB: 10 ms)
             text.encode("utf-8")
@@ -300,25 +282,22 @@ class _NumberWatch:
     """Parse hooks that note NaN, Infinity and numbers too big (the C parser calls them for
     numbers only, so the data need not be walked for them afterwards)."""
 
-    def __init__(self) -> None:
-        self.suspicious = False
+    suspicious = False
 
     def integer(self, text: str) -> int | _HugeInt:
-        if len(text) > MAX_INT_DIGITS:
-            self.suspicious = True
-            return _HugeInt(text)
-        return int(text)
+        return self.huge(text) if len(text) > MAX_INT_DIGITS else int(text)
 
     def real(self, text: str) -> float | _HugeInt:
         value = float(text)
-        if not math.isfinite(value):
-            self.suspicious = True
-            return _HugeInt(text)
-        return value
+        return value if math.isfinite(value) else self.huge(text)
 
     def constant(self, text: str) -> float:
         self.suspicious = True
         return float(text)
+
+    def huge(self, text: str) -> _HugeInt:
+        self.suspicious = True
+        return _HugeInt(text)
 
 
 def too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:
@@ -345,9 +324,8 @@ _SURROGATE_MESSAGE = "string holds a lone UTF-16 surrogate (\\ud800-\\udfff), wh
 def _check_json_values(
     data: Any, file: str, text: str, watch: _NumberWatch, decoded: bool = False
 ) -> None:
-    """Reject NaN, Infinity and numbers too big for a float, lone surrogates, and too deep
-    nesting. Cheap checks first (the parse hooks, the text, a walk of the containers); the
-    located report comes from a slower pass that tracks paths."""
+    """Reject NaN, Infinity, numbers too big, lone surrogates and too deep nesting: cheap
+    checks first, then a slower pass that tracks paths locates the problem."""
     deep = isinstance(data, dict | list) and too_deep(data)
     if not (watch.suspicious or deep or _lone_surrogates(text, decoded)):
         return

@@ -28,10 +28,16 @@ class _Resolver(yaml.resolver.BaseResolver):
     """YAML 1.2 core-schema scalars: only true/false are booleans; no dates, no sexagesimal."""
 
 
-_Resolver.add_implicit_resolver(_TAG + "bool", _BOOL, list("tTfF"))
-_Resolver.add_implicit_resolver(_TAG + "int", _INT, list("-+0123456789"))
-_Resolver.add_implicit_resolver(_TAG + "float", _FLOAT, list("-+0123456789."))
-_Resolver.add_implicit_resolver(_TAG + "null", _NULL, ["~", "n", "N", ""])
+# Scalar tags we accept (implicit or explicit, as in ``!!str 1``), with the text each allows.
+_SCALAR_TAGS: dict[str, re.Pattern[str] | None] = {_TAG + "str": None}
+for _kind, _pattern, _first in (
+    ("bool", _BOOL, [*"tTfF"]),
+    ("int", _INT, [*"-+0123456789"]),
+    ("float", _FLOAT, [*"-+0123456789."]),
+    ("null", _NULL, [*"~nN", ""]),
+):
+    _Resolver.add_implicit_resolver(_TAG + _kind, _pattern, _first)
+    _SCALAR_TAGS[_TAG + _kind] = _pattern
 
 
 class _PyLoader(yaml.BaseLoader, _Resolver):
@@ -50,16 +56,6 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = _PyLoader
 
 
-# Scalar tags we accept (implicit or explicit, as in ``!!str 1``), with the text each allows.
-_SCALAR_TAGS: dict[str, re.Pattern[str] | None] = {
-    _TAG + "str": None,
-    _TAG + "int": _INT,
-    _TAG + "float": _FLOAT,
-    _TAG + "bool": _BOOL,
-    _TAG + "null": _NULL,
-}
-
-
 def _mark(node: Node) -> tuple[int, int]:
     return (node.start_mark.line + 1, node.start_mark.column + 1)
 
@@ -70,7 +66,6 @@ def _at(node: Node, file: str, path: JsonPath, message: str) -> InputError:
 
 
 def _compose(text: str, file: str) -> tuple[Any, Positions]:
-    positions = Positions(file)
     try:
         loader = _Loader(text)
         try:
@@ -90,8 +85,8 @@ def _compose(text: str, file: str) -> tuple[Any, Positions]:
     ):
         raise fail(file, "file is empty", 1, 1)
     _check_expansion(root, file)
-    data = _convert(root, (), positions, file)
-    return data, positions
+    positions = Positions(file)
+    return _convert(root, (), positions, file), positions
 
 
 def _yaml_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> InputError:
@@ -187,10 +182,8 @@ def _children(node: Node) -> list[tuple[PathPart, Node]]:
 
 def _check_expansion(root: Node, file: str) -> None:
     """Refuse documents whose aliases expand to too many values, or refer to themselves.
-
     Sizes are computed once per distinct node, so a billion-laughs document costs no more
-    to check than its text; the error points at the outermost field that expands too far.
-    """
+    to check than its text; the error points at the outermost field that expands too far."""
     sizes: dict[int, int] = {}
     active: set[int] = set()
     stack: list[tuple[Node, bool, JsonPath]] = [(root, False, ())]
@@ -232,30 +225,26 @@ def _convert(node: Node, path: JsonPath, positions: Positions, file: str) -> Any
     positions.values.setdefault(path, _mark(node))
     if isinstance(node, ScalarNode):
         return _scalar(node, file, path)
+    if node.tag != _TAG + ("seq" if isinstance(node, SequenceNode) else "map"):
+        raise _bad_tag(node, file, path)
     if isinstance(node, SequenceNode):
-        if node.tag != _TAG + "seq":
-            raise _bad_tag(node, file, path)
         return [
             _convert(item, (*path, index), positions, file) for index, item in enumerate(node.value)
         ]
-    if isinstance(node, MappingNode):
-        if node.tag != _TAG + "map":
-            raise _bad_tag(node, file, path)
-        result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            line, col = _mark(key_node)
-            if not isinstance(key_node, ScalarNode):
-                raise fail(file, "mapping keys must be plain scalars", line, col, dotted(path))
-            if key_node.tag == _TAG + "merge" or (key_node.value == "<<" and not key_node.style):
-                raise fail(file, "YAML merge keys (<<) are not supported", line, col, dotted(path))
-            if key_node.tag not in _SCALAR_TAGS:
-                raise _bad_tag(key_node, file, path)
-            key = key_node.value  # keys are strings, as in JSON: `200:` and `on:` stay text
-            child = (*path, key)
-            positions.add_key(child, line, col)
-            result[key] = _convert(value_node, child, positions, file)
-        return result
-    raise _bad_tag(node, file, path)  # pragma: no cover
+    result: dict[str, Any] = {}  # (a MappingNode: the composer makes no other kind)
+    for key_node, value_node in node.value:
+        line, col = _mark(key_node)
+        if not isinstance(key_node, ScalarNode):
+            raise fail(file, "mapping keys must be plain scalars", line, col, dotted(path))
+        if key_node.tag == _TAG + "merge" or (key_node.value == "<<" and not key_node.style):
+            raise fail(file, "YAML merge keys (<<) are not supported", line, col, dotted(path))
+        if key_node.tag not in _SCALAR_TAGS:
+            raise _bad_tag(key_node, file, path)
+        key = key_node.value  # keys are strings, as in JSON: `200:` and `on:` stay text
+        child = (*path, key)
+        positions.add_key(child, line, col)
+        result[key] = _convert(value_node, child, positions, file)
+    return result
 
 
 def _bad_tag(node: Node, file: str, path: JsonPath) -> InputError:
@@ -267,8 +256,7 @@ def _scalar(node: ScalarNode, file: str, path: JsonPath) -> Any:
     tag, value = node.tag, node.value
     if tag not in _SCALAR_TAGS:
         raise _bad_tag(node, file, path)
-    pattern = _SCALAR_TAGS[tag]
-    if pattern is None:
+    if (pattern := _SCALAR_TAGS[tag]) is None:
         return value
     if not pattern.match(value):
         raise _at(node, file, path, f"{value!r} is not a valid !!{tag[len(_TAG) :]}")

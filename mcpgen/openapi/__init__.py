@@ -1,10 +1,6 @@
-"""Import an OpenAPI 3.0 / 3.1 or Swagger 2.0 document as MCP tools: a pure front-end.
-
-``import_openapi(doc, options)`` turns a loaded document into manifest tool (and resource)
-entries, the :class:`Operation` behind each, the servers and the security schemes. It never
-raises: broken documents give located ERROR problems, anything that cannot be represented a
-located WARNING. The rules, and what is left out without a warning: ``docs/openapi.md``.
-"""
+"""Import an OpenAPI 3.0 / 3.1 or Swagger 2.0 document as MCP tools (``docs/openapi.md``).
+``import_openapi`` never raises: broken documents give located ERROR problems, anything
+that cannot be represented a located WARNING."""
 
 from __future__ import annotations
 

@@ -52,15 +52,12 @@ def choose_media(content: dict[str, Any]) -> str:
 
 
 def text_of(value: Any) -> str:
-    """A string value stripped; "" for anything else."""
     return value.strip() if isinstance(value, str) else ""
 
 
 def examples_of(node: dict[str, Any]) -> list[Any]:
     """The ``example`` and ``examples`` values of a parameter or media type object."""
-    found: list[Any] = []
-    if "example" in node:
-        found.append(node["example"])
+    found = [node["example"]] if "example" in node else []
     examples = node.get("examples")
     if isinstance(examples, dict):
         found.extend(e["value"] for e in examples.values() if isinstance(e, dict) and "value" in e)

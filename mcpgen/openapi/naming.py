@@ -53,11 +53,7 @@ class DefNames:
 
     def name_external(self, keys: Iterable[Key]) -> None:
         """Name schemas in referenced files, in a fixed order, before any is converted."""
-        wanted = {
-            key
-            for key in keys
-            if key[0] != 0 and key not in self.names and _looks_like_schema(key[1])
-        }
+        wanted = {k for k in keys if k[0] and k not in self.names and _looks_like_schema(k[1])}
         for key in sorted(wanted, key=lambda k: (self.sources.items[k[0]].relative, pointer(k[1]))):
             self._assign(key, self._candidate(key))
 
@@ -150,9 +146,9 @@ def argument_names(inputs: Sequence[tuple[str, str]]) -> list[str]:
     result: list[str] = []
     for name in wanted:
         final, number = name, 1
-        while names.snake(final) in taken:
+        while (ident := names.snake(final)) in taken:
             number += 1
             final = f"{name}_{number}"
-        taken.add(names.snake(final))
+        taken.add(ident)
         result.append(final)
     return result

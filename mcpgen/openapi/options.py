@@ -70,10 +70,7 @@ class Options:
             if rule.matches(*args):
                 self.used.add(rule.where)
                 return str(rule.item.get("as", "tool"))
-        for rule in included:
-            if "as" in rule.item:
-                return str(rule.item["as"])
-        return "tool"
+        return next((str(r.item["as"]) for r in included if "as" in r.item), "tool")
 
 
 def option_problem(level: Level, where: str, message: str) -> Problem:
@@ -131,8 +128,7 @@ def _shape_problems(raw: dict[str, Any], problems: Problems) -> set[tuple[Any, .
 
 # -- applied to the imported operations ----------------------------------------------------
 def as_resource(built: Built, kind: str, warn: Warn) -> dict[str, Json] | None:
-    """A resource entry (``api://<path>``) for a GET operation without a body, or None
-    (warned) to keep it a tool."""
+    """A resource entry (``api://<path>``) for a GET without a body, or None (warned): a tool."""
     op = built.operation
     src, at = op.origin  # where the operation is, for warnings
     reason = None
@@ -184,9 +180,8 @@ def apply_overrides(
     resources: list[tuple[dict[str, Json], Operation]],
     problems: Problems,
 ) -> dict[tuple[str, int], str]:
-    """Apply ``openapi.overrides`` (by tool name or operationId) to the imported tools and
-    resources; the key that renamed each entry, by ``("tools" | "resources", index)``.
-    Overrides and rules that matched nothing are warned about."""
+    """Apply ``openapi.overrides`` (by tool name or operationId), warn about those and the
+    rules that matched nothing; the key that renamed each entry, by ``(kind, index)``."""
     matched: set[str] = set()
     renamed_by: dict[tuple[str, int], str] = {}
     offered: list[tuple[dict[str, Json], Operation]] = [(b.tool, b.operation) for b in tools]
@@ -219,11 +214,9 @@ def apply_overrides(
         if key not in matched:
             message = f"no imported operation has the tool name or operationId {key!r}"
             problems.add(option_problem(Level.WARNING, f"openapi.overrides.{key}", message))
-    for rule in (*options.include, *options.exclude, *options.rules):
-        if rule.where not in options.used:
-            problems.add(
-                option_problem(Level.WARNING, rule.where, "this rule matches no operation")
-            )
+    for where in [r.where for r in (*options.include, *options.exclude, *options.rules)]:
+        if where not in options.used:
+            problems.add(option_problem(Level.WARNING, where, "this rule matches no operation"))
     return renamed_by
 
 

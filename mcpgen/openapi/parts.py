@@ -112,13 +112,11 @@ class ImportBase:
         return [(src, (*where, i), p) for i, p in enumerate(given)]
 
     def mapping(self, src: int, path: JsonPath, value: Any, what: str) -> dict[str, Any]:
-        """``value``, or {} when it is absent or (an error) not a mapping."""
         if value is not None and not isinstance(value, dict):
             self.error(src, path, f"{what} must be a mapping")
         return value if isinstance(value, dict) else {}
 
     def listing(self, src: int, path: JsonPath, value: Any, what: str) -> list[Any]:
-        """``value``, or [] when it is absent or (an error) not a list."""
         if value is not None and not isinstance(value, list):
             self.error(src, path, f"{what} must be a list")
         return value if isinstance(value, list) else []

@@ -77,13 +77,11 @@ class SecurityImport(ImportBase):
         return result
 
     def configured(self, name: str) -> dict[str, Any]:
-        """The scheme's entry in ``openapi.credentials`` (empty: none)."""
         credentials = (self.raw_options or {}).get("credentials")
         entry = credentials.get(name) if isinstance(credentials, dict) else None
         return entry if isinstance(entry, dict) else {}
 
     def no_own_token(self, src: int, path: JsonPath, name: str, what: str) -> None:
-        """Warn that the server cannot get a token of its own for ``name``."""
         if self.configured(name).get("from") in USER_SOURCES:
             return
         self.warn(
@@ -103,9 +101,8 @@ class SecurityImport(ImportBase):
         if kind == "apiKey":
             where, key = scheme.get("in"), scheme.get("name")
             if where not in ("query", "header", "cookie") or not isinstance(key, str):
-                self.error(
-                    src, path, "an apiKey scheme needs 'name' and 'in' (query, header, cookie)"
-                )
+                message = "an apiKey scheme needs 'name' and 'in' (query, header, cookie)"
+                self.error(src, path, message)
                 return None
             return {"type": "apiKey", "in": where, "name": key}
         if kind == "basic":  # Swagger 2.0
@@ -113,9 +110,8 @@ class SecurityImport(ImportBase):
         if kind == "http":
             scheme_name = str(scheme.get("scheme", "")).lower()
             if scheme_name not in ("bearer", "basic"):
-                self.warn(
-                    src, (*path, "scheme"), f"HTTP {scheme_name!r} authentication is not supported"
-                )
+                message = f"HTTP {scheme_name!r} authentication is not supported"
+                self.warn(src, (*path, "scheme"), message)
                 return None
             result: dict[str, Json] = {"type": "http", "scheme": scheme_name}
             if scheme_name == "bearer" and isinstance(scheme.get("bearerFormat"), str):
@@ -140,12 +136,9 @@ class SecurityImport(ImportBase):
         if self.version == "2.0":
             flow_name = scheme.get("flow")
             flows = {flow_name: scheme} if isinstance(flow_name, str) else {}
-            own = "application"
         else:
-            raw = scheme.get("flows")
-            flows = raw if isinstance(raw, dict) else {}
-            own = "clientCredentials"
-        flow = flows.get(own)
+            flows = scheme["flows"] if isinstance(scheme.get("flows"), dict) else {}
+        flow = flows.get("application" if self.version == "2.0" else "clientCredentials")
         if isinstance(flow, dict):  # the server can get a token of its own
             token_url = flow.get("tokenUrl")
             if not isinstance(token_url, str):

@@ -1,6 +1,5 @@
-"""OpenAPI as a source: a whole spec, or a manifest's ``openapi:`` section, merged into one
-raw manifest document before anything is checked, each imported entry with an overlay that
-locates it in the spec (``docs/architecture.md``, "merge")."""
+"""OpenAPI as a source (a whole spec, or a manifest's ``openapi:`` section) merged into one raw
+manifest document, each entry located in the spec (``docs/architecture.md``, "merge")."""
 
 from __future__ import annotations
 
@@ -99,8 +98,7 @@ def _valid(name: str) -> str:
 def synthesize(spec: Document, name: str | None = None) -> tuple[Document, Problems]:
     """A whole OpenAPI document given as the build source: the manifest it stands for."""
     imported = import_openapi(spec, {}, keep=True)
-    problems = Problems()
-    problems.extend(imported.problems)
+    problems = Problems(list(imported.problems))
     server_name = name or short_name(imported.info, imported.servers, Path(spec.file))
     title = str(imported.info.get("title") or server_name)
     data: dict[str, Json] = {
@@ -190,8 +188,7 @@ def _fixed(location: Location) -> Callable[[], Location]:
 
 def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> None:
     """Add the imported entries to ``doc``, located in the spec, their definitions shared."""
-    data = doc.data
-    file = doc.file
+    data, file = doc.data, doc.file
     locate = imported.locate or (lambda src, path: Location(file, 1, 1))
 
     def overlay_at(src: int, path: tuple[str | int, ...]) -> Overlay:
@@ -217,12 +214,11 @@ def attach(doc: Document, imported: OpenAPIImport, options: dict[str, Json]) -> 
     for resource, operation, schema in zip(
         imported.resources, imported.resource_operations, imported.resource_inputs, strict=True
     ):
-        entry = dict(resource)
         if schema is not None:
             merged.resource_inputs[len(resources)] = _without_defs(schema)
         doc.overlays[("resources", len(resources))] = overlay_at(*operation.origin)
         merged.resources[len(resources)] = operation
-        resources.append(entry)
+        resources.append(dict(resource))
     for (kind, index), key in imported.renamed.items():  # a bad name is the rename's
         at: JsonPath = ("openapi", "overrides", key, "name")
         start = len(data[kind]) - len(imported.tools if kind == "tools" else imported.resources)
