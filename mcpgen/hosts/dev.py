@@ -138,10 +138,8 @@ def _server_for(output: Path, transport: str | None, port: int, python: Path | N
 
 def _relative(path: Path, *bases: Path) -> str:
     for base in bases:
-        try:
+        if path.resolve().is_relative_to(base.resolve()):
             return path.resolve().relative_to(base.resolve()).as_posix()
-        except ValueError:
-            continue
     return str(path)
 
 
