@@ -149,12 +149,10 @@ def add_entry(
                 raise fail(shown, f"there is {taken}", at.line, at.column, f"{section}[{i}].name")
         entry = skeleton(kind, name, str((data.get("server") or {}).get("name") or "server"), uri)
         entry["description"] = description or entry["description"]
-        is_json = manifest.suffix == ".json" or text.lstrip().startswith("{")
-        new = (
-            insert_json(text, data, section, entry)
-            if is_json
-            else insert_yaml(text, section, entry, shown)
-        )
+        if manifest.suffix == ".json" or text.lstrip().startswith("{"):
+            new = insert_json(text, data, section, entry)
+        else:
+            new = insert_yaml(text, section, entry, shown)
     except InputError as exc:
         lines = [problem.format() for problem in exc.problems]
         raise ProjectError("nothing added (file left untouched)", lines) from None

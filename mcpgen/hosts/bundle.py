@@ -6,7 +6,6 @@ vendored into ``server/lib`` by pip, for this platform and Python version only).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -16,6 +15,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .install import render
 from .project import STDIO, EnvVar, Json, Project, ProjectError, require_stdio
 
 RUNTIMES = ("uv", "python")
@@ -282,7 +282,7 @@ def build_bundle(
     files["server/main.py"] = MAIN.format(name=project.name, package=project.package).encode()
     if runtime == "python":
         files.update(_vendor(project, python or sys.executable))
-    files["manifest.json"] = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+    files["manifest.json"] = render(data).encode()
     _write_zip(output, files)
     digest = hashlib.sha256(output.read_bytes()).hexdigest()
     return Built(output, data, digest, len(files), tuple(skipped))

@@ -198,13 +198,11 @@ def failure(source: Source, exc: BaseException, log: IO[str], noise: str = "") -
         said = []
     tail = f" (server said: {said[-1]})" if said else ""
     text = f"{source.label}: {error}{tail}{f' ({noise})' if noise else ''}"
-    if 401 in source.refused:
-        given = any(name.lower() == "authorization" for name in source.headers)
-        text += (
-            " (HTTP 401: the server refused the token given; check --token)"
-            if given
-            else " (HTTP 401: the server wants a token: --token TOKEN)"
-        )
+    given = any(name.lower() == "authorization" for name in source.headers)
+    if 401 in source.refused and given:
+        text += " (HTTP 401: the server refused the token given; check --token)"
+    elif 401 in source.refused:
+        text += " (HTTP 401: the server wants a token: --token TOKEN)"
     elif 403 in source.refused:
         text += " (HTTP 403: the token given lacks a scope or the origin is not allowed)"
     return ProjectError(text)
@@ -242,15 +240,15 @@ async def call_tool(
             raise ProjectError(f"{source.label}: no tool {tool!r} (tools: {known})")
         arguments = parse_arguments(args_json, pairs, tools[tool].input_schema)
         result = await client.call_tool(tool, arguments)
+    text = printable(format_content(result.content), "\n\t")  # its lines kept
     if raw:
         sys.stdout.write(render_json(dump(result)))
     elif result.is_error:
-        sys.stderr.write("tool error: " + printable(format_content(result.content), "\n\t") + "\n")
+        sys.stderr.write(f"tool error: {text}\n")
     elif result.structured_content is not None:
         sys.stdout.write(render_json(result.structured_content))
-    else:
-        text = printable(format_content(result.content), "\n\t")  # its lines kept
-        sys.stdout.write(text + "\n" if text else "")
+    elif text:
+        sys.stdout.write(text + "\n")
     return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
 
 

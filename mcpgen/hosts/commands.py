@@ -339,8 +339,7 @@ def add_command(
     try:
         new = add_entry(manifest, kind, name, uri, description)
     except ProjectError as exc:  # the problems, located, then why nothing was added
-        for line in [*exc.lines, str(exc)]:
-            say(line)
+        say("\n".join([*exc.lines, str(exc)]))
         sys.exit(EXIT_BAD_INPUT)
     try:
         inst.write_atomic(manifest, new)

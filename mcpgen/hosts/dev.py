@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,7 @@ class Server:
     env: dict[str, str]
     transport: str
     port: int
-    process: subprocess.Popen[bytes] | None = field(default=None)
+    process: subprocess.Popen[bytes] | None = None
 
     def launch(self, verb: str) -> str:
         """Start it; "VERB WHERE" once it is ready, or why it failed."""
@@ -138,10 +138,8 @@ def _server_for(output: Path, transport: str | None, port: int, python: Path | N
 
 def _relative(path: Path, *bases: Path) -> str:
     for base in bases:
-        try:
+        if path.resolve().is_relative_to(base.resolve()):
             return path.resolve().relative_to(base.resolve()).as_posix()
-        except ValueError:
-            continue
     return str(path)
 
 

@@ -87,9 +87,7 @@ def build_entry(
 ) -> Entry:
     """The entry; each needed variable from ``values`` (``--env``), else the existing entry's
     filled-in value, else its default, else a placeholder (VS Code: an ``${input:...}``)."""
-    given = dict(values or {})
-    found = (existing or {}).get("env")
-    old: Mapping[str, Json] = found if isinstance(found, Mapping) else {}
+    given, old = dict(values or {}), _env(existing)
     env: dict[str, str] = dict(run.env)
     entry = Entry(server, {})
     for var in needed:
@@ -100,16 +98,10 @@ def build_entry(
         elif var.default is not None and not var.secret:
             env[var.name] = var.default
         elif host.inputs:
-            ident = _input_id(var.name)
+            ident, text = _input_id(var.name), var.description or var.name
             env[var.name] = "${input:" + ident + "}"
-            entry.inputs.append(
-                {
-                    "type": "promptString",
-                    "id": ident,
-                    "description": var.description or var.name,
-                    "password": var.secret,
-                }
-            )
+            prompt = {"type": "promptString", "id": ident, "description": text}
+            entry.inputs.append({**prompt, "password": var.secret})
             entry.prompted.append(var.name)
         else:
             env[var.name] = PLACEHOLDER.format(name=var.name)
@@ -122,17 +114,19 @@ def build_entry(
     return entry
 
 
+def _env(entry: Json) -> Mapping[str, Json]:
+    env = entry.get("env") if isinstance(entry, Mapping) else None
+    return env if isinstance(env, Mapping) else {}
+
+
 def runs_same(existing: Json, run: Launcher) -> bool:
     """Whether ``existing`` starts what ``run`` starts (command, args, launcher env): only
     then is it this project's entry, whose filled-in ``env`` values are kept."""
-    if not isinstance(existing, Mapping):
-        return False
-    found = existing.get("env")
-    env: Mapping[str, Json] = found if isinstance(found, Mapping) else {}
     return (
-        existing.get("command") == run.command
+        isinstance(existing, Mapping)
+        and existing.get("command") == run.command
         and existing.get("args", []) == list(run.args)
-        and all(env.get(name) == value for name, value in run.env.items())
+        and all(_env(existing).get(name) == value for name, value in run.env.items())
     )
 
 
@@ -142,14 +136,13 @@ def names_project(existing: Json, project: Project | None) -> bool:
     if project is None or not isinstance(existing, Mapping):
         return False
     root, command = project.root, Path(str(existing.get("command")))
-    env = existing.get("env")
-    env = env if isinstance(env, Mapping) else {}
     venv = command.parent == venv_bin(root / ".venv") and command.stem == project.script
+    source = _env(existing).get("PYTHONPATH") == str(root / "src")
     args = existing.get("args")
     return isinstance(args, list) and args in (
         ["--from", str(root), project.script, *STDIO] if command.name == "uvx" else None,
         STDIO if venv else None,
-        ["-m", project.package, *STDIO] if env.get("PYTHONPATH") == str(root / "src") else None,
+        ["-m", project.package, *STDIO] if source else None,
     )
 
 

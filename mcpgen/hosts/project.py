@@ -288,7 +288,7 @@ def launcher(
                 f"project has no {bindir / 'python'})"
             )
     if python is not None:
-        found = _from_python(project, Path(python), kind, own is not None)
+        found = _from_python(project, python, kind, own is not None)
         if isinstance(found, Launcher):
             return found
         tried.append(f"{python} cannot run {project.package} ({found})")

@@ -80,15 +80,8 @@ def server_json(
     if variables := _variables(project):
         common["environmentVariables"] = variables
     arguments = [{"type": "named", "name": "--transport", "value": "stdio"}]
-    packages = [
-        {
-            "registryType": "pypi",
-            "identifier": project.distribution,
-            "runtimeHint": "uvx",
-            "packageArguments": arguments,
-            **common,
-        }
-    ]
+    pypi = {"registryType": "pypi", "identifier": project.distribution, "runtimeHint": "uvx"}
+    packages = [{**pypi, "packageArguments": arguments, **common}]
     if mcpb_url is not None:
         bundle = {"registryType": "mcpb", "identifier": mcpb_url, "fileSha256": mcpb_sha256}
         packages.append({**bundle, **common})
@@ -104,7 +97,7 @@ def server_json(
         document["websiteUrl"] = website
     if repository:  # its source: the host's name without its top-level domain ("github")
         host = urlsplit(repository).hostname or ""
-        source = host.split(".")[-2] if host.count(".") >= 1 else host
+        source = host.split(".")[-2] if "." in host else host
         document["repository"] = {"url": repository, "source": source or "git"}
     document["packages"] = packages
     if found := problems(document):
