@@ -34,11 +34,9 @@ logger = logging.getLogger(__name__)
 class MemoryEventStore(EventStore):
     """The last ``max_events`` events of every stream, at most ``MAX_EVENT_BYTES`` of them,
     so a client whose SSE stream broke resumes with ``Last-Event-ID`` (stateful HTTP, one
-    process). Event ids are random; an event is kept as the JSON it is sent as (made once).
-
-    The SDK names a stream by its request id (or ``_GET_stream``), the same in every
-    session, so each session gets its own view (``for_session``) of the one bounded store:
-    a Last-Event-ID replays only events of the session it is presented in."""
+    process); each kept as the JSON it is sent as. The SDK names a stream by its request id
+    (or ``_GET_stream``), the same in every session, so each session gets its own view
+    (``for_session``) of the one store: a Last-Event-ID replays only its session's events."""
 
     size = 0  # bytes of the events, counted on the shared store only (``self.shared``)
 

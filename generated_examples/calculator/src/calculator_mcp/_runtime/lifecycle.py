@@ -36,7 +36,7 @@ class Inflight:
         self.streams: set[asyncio.Timeout] = set()
 
     async def wait_idle(self, timeout: float) -> bool:
-        """Wait until nothing is in flight (True) or ``timeout`` passes (False)."""
+        """Whether nothing is in flight before ``timeout`` passes."""
         with anyio.move_on_after(timeout):
             while self.scopes:
                 await anyio.sleep(0.05)  # (only a shutdown waits: no event per request)
