@@ -1,7 +1,6 @@
 """What every generated typed client shares: connecting, calling, parsing, blocking use. The
-generated ``client.py`` subclasses ``BaseClient`` (or ``tasks_client.TaskClient``,
-``client_legacy.LegacyClient``, ``client_items.ItemsClient``) with a typed method per tool,
-prompt and resource, and ``BaseSyncClient`` with their blocking twins."""
+generated ``client.py`` subclasses ``BaseClient`` (or one of its subclasses) with a typed
+method per tool, prompt and resource, and ``BaseSyncClient`` with their blocking twins."""
 
 from __future__ import annotations
 
@@ -90,8 +89,8 @@ class BaseClient:
         **options: Any,
     ) -> AsyncIterator[ClientT]:
         """Connect to any target ``mcp.client.Client`` accepts (URL, transport, server object).
-        ``on_elicit``, ``on_sample`` and ``on_roots`` answer the server's questions (in both
-        protocol eras); ``on_log`` receives its log messages. Other options go to ``Client``."""
+        ``on_elicit``, ``on_sample`` and ``on_roots`` answer the server's questions, ``on_log``
+        receives its log messages; other options go to ``Client``."""
         callbacks: dict[str, Any] = {
             "elicitation_callback": on_elicit,
             "sampling_callback": on_sample,
@@ -154,8 +153,7 @@ class BaseClient:
 
     async def call_result(
         self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
-    ) -> types.CallToolResult:
-        """The result of a tool call, a tool error too."""
+    ) -> types.CallToolResult:  # a tool error too
         return await self.client.call_tool(name, arguments, progress_callback=progress)
 
 

@@ -142,9 +142,8 @@ class Telemetry:
         return labels
 
     def _track_session(self, connection: Any, known: Any) -> None:
-        """Time a connection from its first message to its close (a handshake-era
-        session; a stateless HTTP POST is no session). ``known``: the supported versions.
-        ``connection``: None when the session has none."""
+        """Time a handshake-era connection (None: none) from its first message to its close
+        (a stateless HTTP POST is no session); ``known``: the supported versions."""
         state = getattr(connection, "state", None)
         if state is None or _SESSION_KEY in state:
             return

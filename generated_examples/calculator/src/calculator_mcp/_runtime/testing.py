@@ -84,9 +84,8 @@ text_of = error_text  # the text blocks of a result, joined
 
 
 class Credentials:
-    """What the test servers accept and what the test clients send: nothing, without
-    authentication (``testing_auth.AuthCredentials`` has those of the other kinds: the
-    generated ``conftest.py`` takes the one of its ``auth``)."""
+    """What the test servers accept and the test clients send without authentication:
+    nothing (``testing_auth.AuthCredentials``: the other kinds)."""
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         self.settings = Settings.defaults(spec)

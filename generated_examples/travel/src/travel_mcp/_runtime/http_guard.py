@@ -94,11 +94,10 @@ class TokenBuckets:
 
 
 class AuthMiddleware:
-    """Checks the Host and Origin of every request except health checks (``refused``), then
-    puts the caller of every request except health checks, metadata and CORS preflights
-    in ``scope[IDENTITY_KEY]``: anonymous here, verified by ``http_auth.VerifyingMiddleware``
-    (a server with ``auth``). Also: the rate limit, and a time limit between the chunks of a
-    request body (a client that stalls mid-body is cut off)."""
+    """Checks the Host and Origin of every request but health checks (``refused``), then puts
+    the caller of every other request but metadata and CORS preflights in
+    ``scope[IDENTITY_KEY]`` (anonymous; ``http_auth.VerifyingMiddleware`` verifies it), with
+    the rate limit and a time limit between the chunks of a request body."""
 
     verifies = False  # (``http_auth.VerifyingMiddleware``: ``verified``)
 
@@ -215,13 +214,9 @@ def timed(scope: Scope, receive: Receive, seconds: float) -> Receive:
 class PostGuard:
     """A POST to the MCP endpoint (streamable HTTP's ``path``, legacy SSE's ``/messages/``
     and under it) that is no JSON-RPC message, answered with the JSON-RPC error stdio gives
-    (``jsonrpc.py``) where SDK 2.3 answers in plain text or otherwise: 415 for a Content-Type
-    not JSON; 413 for a body over ``max_body_size`` (declared or sent); 400 -32600 for a
-    batch or JSON that is no message (``jsonrpc.error_for_post``), or what ``unreadable``
-    answers of a body (legacy SSE's); 408 for a body cut short (a client that stalls or
-    leaves: the SDK's 500 and traceback); on stateless HTTP (``streams`` False) 405 to a
-    GET. The body is read whole first (as the SDK does): the answer does not depend on how
-    it arrives."""
+    where SDK 2.3 answers in plain text or otherwise (a body cut short: its 500 and
+    traceback). The body is read whole first (as the SDK does): the answer does not depend
+    on how it arrives."""
 
     app: ASGIApp
     path: str
