@@ -1,7 +1,6 @@
-"""The server's command line: ``<script> --transport T [options]``, T one the server offers.
-
-Every option also has an environment variable, ``<PREFIX><OPTION>`` (``CALCULATOR_PORT``);
-a flag wins over the variable, the variable over the manifest.
+"""The server's command line: ``<script> --transport T [options]``. Every option also has an
+environment variable, ``<PREFIX><OPTION>`` (``CALCULATOR_PORT``); a flag wins over the
+variable, the variable over the manifest.
 """
 
 from __future__ import annotations

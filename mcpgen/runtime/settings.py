@@ -41,8 +41,7 @@ def offered(spec: Mapping[str, Any]) -> tuple[str, ...]:  # (``transports.offer`
 
 @dataclass(frozen=True)
 class Settings:
-    """Every run-time setting (what each means: ``cli.HELP``). ``env_prefix`` names the
-    variables (``CALCULATOR_PORT``)."""
+    """Every run-time setting (what each means: ``cli.HELP``); ``env_prefix``: the variables'."""
 
     env_prefix: str = "MCP_"
     transport: str = "stdio"
@@ -119,8 +118,7 @@ class Settings:
         return defaults.updated(values)
 
     def updated(self, values: Mapping[str, Any]) -> Settings:
-        """These settings with ``values``, checked; signing keys given one way (URL or file)
-        replace both."""
+        """These settings with ``values``, checked; signing keys given one way replace both."""
         if {"jwks_url", "jwks_file"} & set(values):
             values = {"jwks_url": None, "jwks_file": None, **values}
         return replace(self, **values).checked()

@@ -1,9 +1,7 @@
-"""The OpenTelemetry SDK's providers for ``telemetry.setup``: imported only when telemetry is
-on and the ``otel`` extra is installed.
-
-Exporters are found by name the way the SDK's own auto-configuration finds them (the
-``opentelemetry_<signal>_exporter`` entry points), each configured by the SDK from its
-``OTEL_*`` variables. ``otlp`` means OTLP/HTTP (protobuf) unless ``..._PROTOCOL=grpc``.
+"""The OpenTelemetry SDK's providers for ``telemetry.setup`` (telemetry on, the ``otel`` extra
+installed). Exporters are found as the SDK's auto-configuration finds them (entry points
+``opentelemetry_<signal>_exporter``), configured by the SDK from its ``OTEL_*`` variables;
+``otlp`` means OTLP/HTTP (protobuf) unless ``..._PROTOCOL=grpc``.
 """
 
 from __future__ import annotations
@@ -117,8 +115,7 @@ def exporters(signal: str, environ: Mapping[str, str]) -> list[Any]:
 
 
 def _logs(resource: Any, environ: Mapping[str, str]) -> Any:
-    """Log records exported as well (``OTEL_LOGS_EXPORTER`` set): a handler on the root
-    logger, the lines on stderr unchanged. Returns the provider's flush."""
+    """Log records exported too: a handler on the root logger (stderr unchanged); its flush."""
     from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 

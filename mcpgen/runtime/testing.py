@@ -1,8 +1,7 @@
-"""What a generated project's own tests need (``tests/conftest.py``; the server never imports
-it): test credentials, servers on free ports, typed clients over every transport in both
-protocol eras. ``MCP_TEST_TRANSPORTS=memory,stdio`` selects transports (default: all);
-``MCP_TEST_STUBS=fail`` (``pytest --stubs=fail``) fails unwritten handlers' tests.
-"""
+"""What a generated project's own tests need (the server never imports it): test credentials,
+servers on free ports, typed clients over every transport in both protocol eras.
+``MCP_TEST_TRANSPORTS=memory,stdio`` selects transports (default: all);
+``MCP_TEST_STUBS=fail`` (``pytest --stubs=fail``) fails unwritten handlers' tests."""
 
 from __future__ import annotations
 

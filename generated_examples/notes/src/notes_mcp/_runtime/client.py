@@ -54,8 +54,7 @@ def parse(model: Any, data: Any) -> Any:
 
 
 def arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
-    """A tool's arguments as JSON: the required ones, and the optional ones that were given
-    (models and enums as the data they stand for)."""
+    """A tool's arguments as JSON: the required ones, and the optional ones given."""
     given = {**required, **{key: value for key, value in optional.items() if value is not None}}
     data: dict[str, Any] = adapter(Any).dump_python(
         given, mode="json", by_alias=True, exclude_unset=True

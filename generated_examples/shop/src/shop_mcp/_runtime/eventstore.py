@@ -118,8 +118,7 @@ def events_per_session(manager: Any) -> None:
 
 
 def primed(priming: Any) -> bytes:
-    """The SDK's priming event (its id, empty data, the retry interval if set), as
-    sse-starlette writes it."""
+    """The SDK's priming event (id, empty data, any retry interval) as sse-starlette writes it."""
     retry = f"retry: {priming['retry']}{SEP}" if "retry" in priming else ""
     return f"id: {priming['id']}{SEP}data: {SEP}{retry}{SEP}".encode()
 
