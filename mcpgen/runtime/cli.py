@@ -1,7 +1,6 @@
-"""The server's command line: ``<script> --transport T [options]``, T one the server offers.
-
-Every option also has an environment variable, ``<PREFIX><OPTION>`` (``CALCULATOR_PORT``);
-a flag wins over the variable, the variable over the manifest.
+"""The server's command line: ``<script> --transport T [options]``. Every option also has an
+environment variable, ``<PREFIX><OPTION>`` (``CALCULATOR_PORT``); a flag wins over the
+variable, the variable over the manifest.
 """
 
 from __future__ import annotations
@@ -228,9 +227,8 @@ async def _serve_stdio(server_factory: Callable[..., GeneratedServer], settings:
 
 
 def _wire_done() -> None:
-    """Once serving ends, fd 1 writes to stderr, as while serving: what is exported now
-    (a console exporter's spans and logs at the flush, the SDK's last metrics at exit) is
-    no message, and the client may still be reading stdout."""
+    """Once serving ends, fd 1 writes to stderr, as while serving: what is exported now (a
+    console exporter's spans, logs and metrics) is no message, and the client may read on."""
     with suppress(OSError, ValueError):  # (the client gone: nothing to flush into)
         sys.stdout.flush()
     os.dup2(2, 1)

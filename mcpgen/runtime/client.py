@@ -1,7 +1,6 @@
 """What every generated typed client shares: connecting, calling, parsing, blocking use. The
-generated ``client.py`` subclasses ``BaseClient`` (or ``tasks_client.TaskClient``,
-``client_legacy.LegacyClient``, ``client_items.ItemsClient``) with a typed method per tool,
-prompt and resource, and ``BaseSyncClient`` with their blocking twins."""
+generated ``client.py`` subclasses ``BaseClient`` (or one of its subclasses) with a typed
+method per tool, prompt and resource, and ``BaseSyncClient`` with their blocking twins."""
 
 from __future__ import annotations
 
@@ -54,8 +53,7 @@ def parse(model: Any, data: Any) -> Any:
 
 
 def arguments(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
-    """A tool's arguments as JSON: the required ones, and the optional ones that were given
-    (models and enums as the data they stand for)."""
+    """A tool's arguments as JSON: the required ones, and the optional ones given."""
     given = {**required, **{key: value for key, value in optional.items() if value is not None}}
     data: dict[str, Any] = adapter(Any).dump_python(
         given, mode="json", by_alias=True, exclude_unset=True
@@ -90,8 +88,8 @@ class BaseClient:
         **options: Any,
     ) -> AsyncIterator[ClientT]:
         """Connect to any target ``mcp.client.Client`` accepts (URL, transport, server object).
-        ``on_elicit``, ``on_sample`` and ``on_roots`` answer the server's questions (in both
-        protocol eras); ``on_log`` receives its log messages. Other options go to ``Client``."""
+        ``on_elicit``, ``on_sample`` and ``on_roots`` answer the server's questions, ``on_log``
+        receives its log messages; other options go to ``Client``."""
         callbacks: dict[str, Any] = {
             "elicitation_callback": on_elicit,
             "sampling_callback": on_sample,
@@ -154,8 +152,7 @@ class BaseClient:
 
     async def call_result(
         self, name: str, arguments: dict[str, Any], progress: ProgressCallback | None = None
-    ) -> types.CallToolResult:
-        """The result of a tool call, a tool error too."""
+    ) -> types.CallToolResult:  # a tool error too
         return await self.client.call_tool(name, arguments, progress_callback=progress)
 
 

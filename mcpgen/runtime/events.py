@@ -1,10 +1,7 @@
-"""Telling clients that something changed, in both protocol eras, and per-connection log levels.
-
+"""Telling clients that something changed, in both protocol eras, and per-connection log levels:
 2026-07-28 clients listen on ``subscriptions/listen`` streams, fed by the subscription bus
-(shared across replicas when configured: ``sharing.ReplicaEvents``). Handshake-era clients
-get notifications on their connection: list changes on the one that caused them, resource
-updates on every one subscribed to the URI (``resources.subscribe``), an update of content
-that reads per caller (``CallerUpdate``) to that caller's only.
+(shared by replicas: ``sharing.ReplicaEvents``); handshake-era clients hear of list changes
+on the connection that caused them, of resource updates on every one subscribed to the URI.
 """
 
 from __future__ import annotations
@@ -98,10 +95,9 @@ class Events:
     async def publish(
         self, event: Event, request: ServerRequestContext[Any, Any] | None = None
     ) -> None:
-        """Tell listeners of both eras: the bus (2026-07-28 listen streams, every replica
-        when shared), the subscribed handshake connections (resource updates) or the
-        caller's own handshake connection (list changes raised in ``request``; on stateless
-        HTTP, that request's own stream: the connection ends with it)."""
+        """Tell listeners of both eras: the bus, the handshake connections subscribed (resource
+        updates) or the caller's own (list changes raised in ``request``; on stateless HTTP,
+        that request's own stream: the connection ends with it)."""
         await self.bus.publish(event)
         targets: list[Any] = []
         if isinstance(event, ResourceUpdated):
@@ -116,8 +112,7 @@ class Events:
         subscribed = list(self.subscribed.items())
         return [c for c, u in subscribed if uri in u and caller in (None, self.callers.get(c))]
 
-    def forget(self, connection: Any) -> None:
-        """A connection that is gone: no more events for it."""
+    def forget(self, connection: Any) -> None:  # a connection that is gone
         self.subscribed.pop(connection, None)
 
     async def _notify(self, targets: list[Any], event: Event) -> None:
@@ -157,9 +152,7 @@ class RequestStream:
 
 
 async def _send(target: Any, event: Event) -> None:
-    """One notification on a connection's standalone channel (what a session's
-    ``send_*_list_changed`` and ``send_resource_updated`` use outside a request), or on a
-    ``RequestStream``."""
+    """One notification on a connection's standalone channel, or on a ``RequestStream``."""
     if isinstance(event, ResourceUpdated):
         await target.outbound.notify("notifications/resources/updated", {"uri": event.uri})
     elif isinstance(target, RequestStream):

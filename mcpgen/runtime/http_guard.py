@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -92,11 +93,10 @@ class TokenBuckets:
 
 
 class AuthMiddleware:
-    """Checks the Host and Origin of every request except health checks (``refused``), then
-    puts the caller of every request except health checks, metadata and CORS preflights
-    in ``scope[IDENTITY_KEY]``: anonymous here, verified by ``http_auth.VerifyingMiddleware``
-    (a server with ``auth``). Also: the rate limit, and a time limit between the chunks of a
-    request body (a client that stalls mid-body is cut off)."""
+    """Checks the Host and Origin of every request but health checks (``refused``), then puts
+    the caller of every other request but metadata and CORS preflights in
+    ``scope[IDENTITY_KEY]`` (anonymous; ``http_auth.VerifyingMiddleware`` verifies it), with
+    the rate limit and a time limit between the chunks of a request body."""
 
     verifies = False  # (``http_auth.VerifyingMiddleware``: ``verified``)
 
@@ -209,36 +209,24 @@ def timed(scope: Scope, receive: Receive, seconds: float) -> Receive:
     return timed
 
 
+@dataclass(eq=False)
 class PostGuard:
     """A POST to the MCP endpoint (streamable HTTP's ``path``, legacy SSE's ``/messages/``
     and under it) that is no JSON-RPC message, answered with the JSON-RPC error stdio gives
-    (``jsonrpc.py``) where SDK 2.3 answers in plain text or otherwise: 415 for a Content-Type
-    not JSON; 413 for a body over ``max_body_size`` (declared or sent); 400 -32600 for a
-    batch or JSON that is no message (``jsonrpc.error_for_post``), or what ``unreadable``
-    answers of a body (legacy SSE's); 408 for a body cut short (a client that stalls or
-    leaves: the SDK's 500 and traceback); on stateless HTTP (``streams`` False) 405 to a GET. The body is read whole first (as the SDK does): the answer does not depend on how
-    it arrives."""
+    where SDK 2.3 answers in plain text or otherwise (a body cut short: its 500 and
+    traceback). The body is read whole first (as the SDK does): the answer does not depend
+    on how it arrives."""
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        path: str,
-        max_body_size: int,
-        unreadable: Callable[[bytes], str | None] | None = None,
-        streams: bool = True,
-        observe: bool = False,
-        json_response: bool = False,
-    ) -> None:
-        self.app = app
-        # True: the handlers of a POST whose client leaves are cancelled (``observed_post``)
-        self.observe = observe
-        self.json_response = json_response
-        self.path = path
-        self.max_body_size = max_body_size
-        self.unreadable = unreadable  # (where the SDK answers what it cannot read in plain text)
-        # False (stateless HTTP): a GET stream could never carry anything, yet the SDK would
-        # hold one open, uncounted, for as long as the client likes: 405, as MCP allows
-        self.streams = streams
+    app: ASGIApp
+    path: str
+    max_body_size: int
+    unreadable: Callable[[bytes], str | None] | None = None  # (the SDK's answer: plain text)
+    # False (stateless HTTP): a GET stream could never carry anything, yet the SDK would
+    # hold one open, uncounted, for as long as the client likes: 405, as MCP allows
+    streams: bool = True
+    # True: the handlers of a POST whose client leaves are cancelled (``observed_post``)
+    observe: bool = False
+    json_response: bool = False
 
     def guards(self, scope: Scope) -> bool:
         if scope["type"] != "http" or scope["method"] != "POST":

@@ -1,9 +1,7 @@
-"""The JSON Schema validators of tool arguments and results: 2020-12, with the schema's own
-``$defs`` inlined once (``inline_refs``), the linear-time matching of ``patterns.py``
-when the schema has a ``pattern``, and the format checks of ``formats.py`` for arguments
-whose schema names one of ``CHECKED_FORMATS``, the linear-work keywords of ``bounded.py``
-when it has one of ``BOUNDED`` (a package carries each module only then); else
-``draft.py``'s.
+"""The JSON Schema 2020-12 validators of tool arguments and results, the schema's ``$defs``
+inlined once (``inline_refs``): ``patterns.py``'s linear-time matching for a ``pattern``,
+``formats.py``'s checks of ``CHECKED_FORMATS``, ``bounded.py``'s linear work for ``BOUNDED``
+(a package carries each module only then); else ``draft.py``'s.
 """
 
 from __future__ import annotations
@@ -19,19 +17,10 @@ BOUNDED = frozenset(("uniqueItems", "anyOf", "oneOf", "unevaluatedItems", "uneva
 # annotations): decided when the validator is built, so other schemas pay nothing.
 CHECKED_FORMATS = frozenset(
     (
-        "date",
-        "date-time",
-        "time",
-        "duration",
-        "email",
-        "idn-email",
-        "hostname",
-        "ipv4",
-        "ipv6",
-        "uri",
-        "uuid",
+        "date", "date-time", "time", "duration", "email", "idn-email", "hostname", "ipv4", "ipv6",
+        "uri", "uuid",
     )
-)
+)  # fmt: skip
 
 
 def validator(schema: Json, formats: bool = False) -> Any:
@@ -56,21 +45,18 @@ def validator(schema: Json, formats: bool = False) -> Any:
 
 
 def uses_formats(node: Json) -> bool:
-    """A ``format`` of ``CHECKED_FORMATS`` is somewhere in ``node`` (a superset: in a
-    ``const`` too). mcpgen carries ``formats.py`` when a tool's input schema has one."""
+    """A ``format`` of ``CHECKED_FORMATS`` is somewhere in ``node`` (in a ``const`` too)."""
     return _anywhere(node, lambda d: isinstance(f := d.get("format"), str) and f in CHECKED_FORMATS)
 
 
 def uses_patterns(node: Json) -> bool:
     """``pattern`` or ``patternProperties`` is a key somewhere in ``node`` (a property so
-    named counts too: it only costs the matcher of ``patterns.py``). mcpgen carries that
-    module when the text of a tool's schemas holds either word (``vendoring``)."""
+    named too: it only costs the matcher of ``patterns.py``)."""
     return _anywhere(node, lambda d: not PATTERN_KEYWORDS.isdisjoint(d))
 
 
 def uses_bounded(node: Json) -> bool:
-    """One of ``BOUNDED`` is a key somewhere in ``node`` (a property so named too): mcpgen
-    carries ``bounded.py`` when a tool's schemas have one (``vendoring``)."""
+    """One of ``BOUNDED`` is a key somewhere in ``node`` (a property so named too)."""
     return _anywhere(node, lambda d: not BOUNDED.isdisjoint(d))
 
 

@@ -1,8 +1,6 @@
-"""OpenTelemetry (the package's ``otel`` extra): traces, metrics and logs on the MCP semantic
-conventions, exported when an ``OTEL_*`` variable is set (the SDK reads them;
-``OTEL_SDK_DISABLED=true`` turns everything off). On HTTP, ``GET /metrics`` shows the
-metrics kept in this process. The SDK's middleware makes each message's SERVER span;
-``Telemetry.middleware`` describes it and records the operation and session durations.
+"""OpenTelemetry (the ``otel`` extra): traces, metrics and logs on the MCP semantic conventions,
+exported when an ``OTEL_*`` variable is set; on HTTP, ``GET /metrics`` shows this process's
+metrics. ``Telemetry.middleware`` describes the SDK's span of each message and records durations.
 """
 
 from __future__ import annotations
@@ -53,26 +51,16 @@ class Telemetry:
         self.transport = transport
         self.network = "pipe" if transport == "stdio" else "tcp"
         self.flushers: list[Callable[[], Any]] = []
-        self.operations = self._histogram(
+        self.operations = Histogram(
             "mcp.server.operation.duration",
             "Duration of an MCP request or notification as the server saw it",
+            self,
         )
-        self.sessions = self._histogram(
-            "mcp.server.session.duration", "Duration of an MCP session as the server saw it"
+        self.sessions = Histogram(
+            "mcp.server.session.duration", "Duration of an MCP session as the server saw it", self
         )
         self.names: frozenset[str] = frozenset()  # tool and prompt names that may be labels
         self.methods = known_methods()
-
-    def _histogram(self, name: str, description: str) -> Histogram:
-        exported = None
-        if self.meter_provider is not None:
-            exported = self.meter_provider.get_meter(__name__).create_histogram(
-                name,
-                unit="s",
-                description=description,
-                explicit_bucket_boundaries_advisory=list(BUCKETS),
-            )
-        return Histogram(name, description, self.metrics, exported)
 
     def middleware(self) -> Any:
         """A server middleware: runs inside the SDK's span of each inbound message."""
@@ -154,9 +142,8 @@ class Telemetry:
         return labels
 
     def _track_session(self, connection: Any, known: Any) -> None:
-        """Time a connection from its first message to its close (a handshake-era
-        session; a stateless HTTP POST is no session). ``known``: the supported versions.
-        ``connection``: None when the session has none."""
+        """Time a handshake-era connection (None: none) from its first message to its close
+        (a stateless HTTP POST is no session); ``known``: the supported versions."""
         state = getattr(connection, "state", None)
         if state is None or _SESSION_KEY in state:
             return
@@ -203,19 +190,23 @@ class Histogram:
     """Durations in seconds kept in this process for ``GET /metrics`` (``prometheus``): the
     cumulative buckets the SDK's in-memory reader kept, without its work per measurement
     (about 8 µs: attributes cleaned and hashed, locks, exemplars), and past OVERFLOW_AFTER
-    attribute sets one overflow point, as its cardinality limit. ``exported``: the SDK's
-    instrument too, when metrics are exported."""
+    attribute sets one overflow point, as its cardinality limit; recorded with the SDK's
+    instrument too when metrics are exported."""
 
     OVERFLOW_AFTER = 2000
     OVERFLOW: Mapping[str, Any] = {"otel.metric.overflow": True}
 
-    def __init__(
-        self, name: str, description: str, shown: list[Histogram] | None, exported: Any = None
-    ) -> None:
-        self.name, self.description = name, description
-        self.bounds = BUCKETS
+    def __init__(self, name: str, description: str, owner: Telemetry) -> None:
+        self.name, self.description, self.bounds = name, description, BUCKETS
         self.points: dict[frozenset[tuple[str, Any]], list[Any]] = {}  # [labels, buckets, sum, n]
-        self.shown, self.exported = shown, exported
+        self.shown, self.exported = owner.metrics, None
+        if owner.meter_provider is not None:
+            self.exported = owner.meter_provider.get_meter(__name__).create_histogram(
+                name,
+                unit="s",
+                description=description,
+                explicit_bucket_boundaries_advisory=list(BUCKETS),
+            )
 
     def record(self, amount: float, attributes: Mapping[str, Any]) -> None:
         if self.exported is not None:

@@ -1,9 +1,7 @@
-"""The OpenTelemetry SDK's providers for ``telemetry.setup``: imported only when telemetry is
-on and the ``otel`` extra is installed.
-
-Exporters are found by name the way the SDK's own auto-configuration finds them (the
-``opentelemetry_<signal>_exporter`` entry points), each configured by the SDK from its
-``OTEL_*`` variables. ``otlp`` means OTLP/HTTP (protobuf) unless ``..._PROTOCOL=grpc``.
+"""The OpenTelemetry SDK's providers for ``telemetry.setup`` (telemetry on, the ``otel`` extra
+installed). Exporters are found as the SDK's auto-configuration finds them (entry points
+``opentelemetry_<signal>_exporter``), configured by the SDK from its ``OTEL_*`` variables;
+``otlp`` means OTLP/HTTP (protobuf) unless ``..._PROTOCOL=grpc``.
 """
 
 from __future__ import annotations
@@ -32,40 +30,38 @@ def build(
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
     logging.getLogger("opentelemetry.attributes").addFilter(once)  # (added once)
+    if not exporting:  # HTTP, the extra installed, no OTEL_* variable
+        logger.info("OpenTelemetry: no OTEL_* variable set, no spans; metrics on GET /metrics")
+        return None, []
     resource = _resource(spec)
     # GET /metrics reads the histograms kept in process (telemetry.Histogram): the SDK's
     # metrics only when an exporter takes them
-    meter_provider, flushers, traced = None, list[Any](), False
-    if exporting:
-        readers = [PeriodicExportingMetricReader(e) for e in exporters("metrics", environ)]
-        if readers:
-            meter_provider = MeterProvider(resource=resource, metric_readers=readers)
-            flushers.append(meter_provider.force_flush)
-        current = trace.get_tracer_provider()
-        if isinstance(current, trace.ProxyTracerProvider):
-            from opentelemetry.sdk.trace import SpanLimits, TracerProvider
-            from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    meter_provider, flushers, traced = None, list[Any](), True
+    readers = [PeriodicExportingMetricReader(e) for e in exporters("metrics", environ)]
+    if readers:
+        meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+        flushers.append(meter_provider.force_flush)
+    current = trace.get_tracer_provider()
+    # (a provider set already, by opentelemetry-instrument say: spans go there)
+    if isinstance(current, trace.ProxyTracerProvider):
+        from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-            given = any(k.endswith("ATTRIBUTE_VALUE_LENGTH_LIMIT") for k in environ)
-            limits = SpanLimits(max_attribute_length=None if given else VALUE_LIMIT)
-            # sampler: OTEL_TRACES_SAMPLER
-            tracer_provider = TracerProvider(resource=resource, span_limits=limits)
-            tracer_provider.add_span_processor(_ShortNames())
-            spans = exporters("traces", environ)
-            for exporter in spans:
-                tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
-            trace.set_tracer_provider(tracer_provider)
-            current, traced = tracer_provider, bool(spans)
-        else:  # the process already has one (opentelemetry-instrument): spans go there
-            traced = True
-        if hasattr(current, "force_flush"):
-            flushers.append(current.force_flush)
-        if environ.get("OTEL_LOGS_EXPORTER", "none").strip() not in ("", "none"):
-            flushers.append(_logs(resource, environ))
+        given = any(k.endswith("ATTRIBUTE_VALUE_LENGTH_LIMIT") for k in environ)
+        limits = SpanLimits(max_attribute_length=None if given else VALUE_LIMIT)
+        # sampler: OTEL_TRACES_SAMPLER
+        tracer_provider = TracerProvider(resource=resource, span_limits=limits)
+        tracer_provider.add_span_processor(_ShortNames())
+        spans = exporters("traces", environ)
+        for exporter in spans:
+            tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+        trace.set_tracer_provider(tracer_provider)
+        current, traced = tracer_provider, bool(spans)
+    if hasattr(current, "force_flush"):
+        flushers.append(current.force_flush)
+    if environ.get("OTEL_LOGS_EXPORTER", "none").strip() not in ("", "none"):
+        flushers.append(_logs(resource, environ))
     exported = [n for n, on in (("traces", traced), ("metrics", meter_provider)) if on]
-    if not exporting:  # HTTP, the extra installed, no OTEL_* variable
-        logger.info("OpenTelemetry: no OTEL_* variable set, no spans; metrics on GET /metrics")
-        return meter_provider, flushers
     logger.info(
         "OpenTelemetry on: %s%s",
         " and ".join(exported) + " exported" if exported else "no exporter",
@@ -119,8 +115,7 @@ def exporters(signal: str, environ: Mapping[str, str]) -> list[Any]:
 
 
 def _logs(resource: Any, environ: Mapping[str, str]) -> Any:
-    """Log records exported as well (``OTEL_LOGS_EXPORTER`` set): a handler on the root
-    logger, the lines on stderr unchanged. Returns the provider's flush."""
+    """Log records exported too: a handler on the root logger (stderr unchanged); its flush."""
     from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 

@@ -1,8 +1,7 @@
-"""What a generated project's own tests need (``tests/conftest.py``; the server never imports
-it): test credentials, servers on free ports, typed clients over every transport in both
-protocol eras. ``MCP_TEST_TRANSPORTS=memory,stdio`` selects transports (default: all);
-``MCP_TEST_STUBS=fail`` (``pytest --stubs=fail``) fails unwritten handlers' tests.
-"""
+"""What a generated project's own tests need (the server never imports it): test credentials,
+servers on free ports, typed clients over every transport in both protocol eras.
+``MCP_TEST_TRANSPORTS=memory,stdio`` selects transports (default: all);
+``MCP_TEST_STUBS=fail`` (``pytest --stubs=fail``) fails unwritten handlers' tests."""
 
 from __future__ import annotations
 
@@ -83,9 +82,8 @@ text_of = error_text  # the text blocks of a result, joined
 
 
 class Credentials:
-    """What the test servers accept and what the test clients send: nothing, without
-    authentication (``testing_auth.AuthCredentials`` has those of the other kinds: the
-    generated ``conftest.py`` takes the one of its ``auth``)."""
+    """What the test servers accept and the test clients send without authentication:
+    nothing (``testing_auth.AuthCredentials``: the other kinds)."""
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         self.settings = Settings.defaults(spec)

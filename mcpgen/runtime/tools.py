@@ -1,8 +1,7 @@
-"""Tools: ``ToolTable.dispatch`` is the one place a handler is called from (a ``tools/call``,
-a meta tool's ``call_operation``, an operation code mode's ``execute`` runs). It finds the
-tool, checks the caller's scopes, validates the arguments, runs the handler under its
-timeout and turns what happened into a result.
-"""
+"""Tools: ``ToolTable.dispatch`` is the one place a handler is called from (``tools/call``, a
+meta tool's ``call_operation``, code mode's ``execute``): it finds the tool, checks scopes,
+validates the arguments, runs the handler under its timeout and turns what happened into a
+result."""
 
 from __future__ import annotations
 
@@ -53,9 +52,8 @@ def parse(model: object, arguments: Arguments) -> Any: ...
 
 def parse(model: Any, arguments: Arguments) -> Any:
     """The handler's input: the instance the fast path validated, or a fresh validation
-    (its failure is the caller's bad arguments, not the handler's fault). ``model`` may be
-    a type alias, what the model generator makes of a schema without properties of its own
-    (a map, a union): an adapter validates it."""
+    (its failure is the caller's bad arguments). ``model`` may be a type alias (a schema
+    without properties of its own: a map, a union), validated by an adapter."""
     is_model = isinstance(model, type)
     if is_model and isinstance(arguments, model):
         return arguments
@@ -116,12 +114,10 @@ class ToolBinding:
 
     @property
     def input_schema(self) -> Json:
-        """The schema arguments are validated against."""
         return self.definition.get("inputSchema")
 
     @property
-    def output_schema(self) -> Json:
-        """The schema structured results are checked against (None: no check)."""
+    def output_schema(self) -> Json:  # (None: results are not checked)
         return self.definition.get("outputSchema")
 
     @cached_property
@@ -134,7 +130,6 @@ class ToolBinding:
         return len(json.dumps(self.definition))
 
     def validated(self, arguments: dict[str, Json]) -> BaseModel | None:
-        """The input model, when strict validation accepts ``arguments`` (so the schema does)."""
         return _strictly(self.strict_model, arguments)
 
     @cached_property
@@ -205,8 +200,7 @@ class ToolTable:
             raise KeyError(f"no tool named {name!r}")
         (self.hidden.discard if enabled else self.hidden.add)(name)
 
-    def visible(self, identity: Any) -> list[str]:
-        """Names of the tools tools/list shows to this caller, in order."""
+    def visible(self, identity: Any) -> list[str]:  # what tools/list shows this caller
         return [name for name in self.order if self._shown(identity, name)]
 
     def _shown(self, identity: Any, name: str) -> bool:
@@ -232,8 +226,7 @@ class ToolTable:
 
     async def call(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        """The SDK's ``tools/call`` handler."""
+    ) -> types.CallToolResult | types.InputRequiredResult:  # the SDK's ``tools/call`` handler
         context = self.context(ctx, params)
         try:
             return await self.dispatch(params.name, dict(params.arguments or {}), context)
@@ -344,7 +337,6 @@ def _internal_error(name: str, log: str = "tool %s failed") -> types.CallToolRes
 
 
 def _non_finite(value: Any) -> bool:
-    """Whether a handler's return value holds a NaN or an infinity (which JSON refuses)."""
     try:
         data = value.model_dump(mode="python") if isinstance(value, BaseModel) else value
         json.dumps(data, default=repr)  # a value holding itself raises (the walk would not end)

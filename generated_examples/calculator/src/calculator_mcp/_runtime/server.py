@@ -134,8 +134,7 @@ def _strict(models: Callable[[], ModuleType] | None, name: str | None) -> Any:
 
 
 def tool_bindings(spec: dict[str, Any], handlers: Handlers, upstream: Any) -> list[ToolBinding]:
-    """One binding per tool: the user's handler, or the wrapped API's operation (or the
-    user's override of it, ``handlers/tools/<tool>.py``)."""
+    """One binding per tool: the user's handler, or the API's operation (or its override)."""
     bindings = []
     for entry in spec.get("tools", []):
         name = entry["definition"]["name"]

@@ -36,15 +36,13 @@ def own_route(path: str) -> bool:
     return any(path == own or path.startswith(own + "/") for own in OWN_PATHS)
 
 
-def offered(spec: Mapping[str, Any]) -> tuple[str, ...]:
-    """The transports this server offers (``transports.offer``; a spec without it: all)."""
+def offered(spec: Mapping[str, Any]) -> tuple[str, ...]:  # (``transports.offer``, or all)
     return tuple(spec.get("transports", TRANSPORTS))
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Every run-time setting (what each means: ``cli.HELP``). ``env_prefix`` names the
-    variables (``CALCULATOR_PORT``)."""
+    """Every run-time setting (what each means: ``cli.HELP``); ``env_prefix``: the variables'."""
 
     env_prefix: str = "MCP_"
     transport: str = "stdio"
@@ -84,8 +82,7 @@ class Settings:
     state_secret: str | None = field(default=None, repr=False)
 
     @classmethod
-    def defaults(cls, spec: Mapping[str, Any]) -> Settings:
-        """The manifest's choices (``spec["settings"]``, ``spec["auth"]``)."""
+    def defaults(cls, spec: Mapping[str, Any]) -> Settings:  # the manifest's choices
         raw = dict(spec.get("settings", {}))
         raw.pop("state_secret", None)  # a secret comes from the environment only
         auth = spec.get("auth", {})
@@ -105,8 +102,7 @@ class Settings:
     @classmethod
     def from_env(
         cls, spec: Mapping[str, Any], environ: Mapping[str, str] | None = None
-    ) -> Settings:
-        """The defaults, overridden by any ``<PREFIX>*`` environment variables."""
+    ) -> Settings:  # the defaults, overridden by ``<PREFIX>*`` environment variables
         env = os.environ if environ is None else environ
         defaults = cls.defaults(spec)
         values: dict[str, Any] = {}
@@ -123,14 +119,12 @@ class Settings:
         return defaults.updated(values)
 
     def updated(self, values: Mapping[str, Any]) -> Settings:
-        """These settings with ``values``, checked; signing keys given one way (URL or file)
-        replace both."""
+        """These settings with ``values``, checked; signing keys given one way replace both."""
         if {"jwks_url", "jwks_file"} & set(values):
             values = {"jwks_url": None, "jwks_file": None, **values}
         return replace(self, **values).checked()
 
-    def to_env(self) -> dict[str, str]:
-        """Environment variables that make ``from_env`` return these settings."""
+    def to_env(self) -> dict[str, str]:  # what makes ``from_env`` return these settings
         values = {k: v for k, v in asdict(self).items() if v is not None and k != "env_prefix"}
         return {
             self.env_prefix + k.upper(): ",".join(v) if isinstance(v, tuple) else str(v)
@@ -179,8 +173,7 @@ class Settings:
         return self.host in LOCAL_HOSTS
 
     @property
-    def endpoint(self) -> str:
-        """The path clients connect to for the chosen transport."""
+    def endpoint(self) -> str:  # the path clients connect to
         return {"sse": SSE_PATH, "websocket": WEBSOCKET_PATH}.get(self.transport, self.path)
 
 
@@ -195,6 +188,5 @@ def _parse(key: str, raw: str, default: object) -> object:
     return csv(raw) if isinstance(default, tuple) else raw or None
 
 
-def csv(value: str) -> tuple[str, ...]:
-    """A comma-separated list (a flag's or a variable's)."""
+def csv(value: str) -> tuple[str, ...]:  # a flag's or a variable's list
     return tuple(part.strip() for part in value.split(",") if part.strip())

@@ -29,14 +29,13 @@ _CURRENT: ContextVar[Identity] = ContextVar("mcpgen_identity", default=LOCAL)
 Kind = str  # "tool", "resource" (fixed URI or URI template), "prompt"
 
 
-def current_identity() -> Identity:
-    """The caller of the request being handled (``LOCAL`` on stdio and in memory)."""
+def current_identity() -> Identity:  # (``LOCAL`` on stdio and in memory)
     return _CURRENT.get()
 
 
 def identity_of_request(request: object, network: bool) -> Identity:
-    """The identity the transport attached to a request: the HTTP and WebSocket apps put
-    it in the ASGI scope; stdio and in-memory requests carry none and are the local user."""
+    """The identity the HTTP and WebSocket apps put in the ASGI scope; stdio and in-memory
+    requests carry none: the local user."""
     if isinstance(scope := getattr(request, "scope", None), Mapping):
         found = scope.get(IDENTITY_KEY)
         return found if isinstance(found, Identity) else UNVERIFIED
@@ -135,10 +134,8 @@ class Policy:
     def allowed(self, identity: Identity, kind: Kind, name: str) -> bool:
         return True
 
-    def visible(self, identity: Identity, kind: Kind, name: str) -> bool:
-        """Whether discovery (lists, search) shows ``name`` to this caller."""
+    def visible(self, identity: Identity, kind: Kind, name: str) -> bool:  # in lists, search
         return True
 
-    def hides_from(self, identity: Identity | None) -> bool:
-        """Whether discovery hides anything from ``identity`` (a scope it lacks)."""
+    def hides_from(self, identity: Identity | None) -> bool:  # anything, from discovery
         return False

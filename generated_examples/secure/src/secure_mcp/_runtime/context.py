@@ -74,11 +74,9 @@ def sampling(
 ) -> types.CreateMessageRequest:
     """A sampling request, for :meth:`Context.ask`."""
     if isinstance(prompt, str):
-        messages = [types.SamplingMessage(role="user", content=text(prompt))]
-    else:
-        messages = list(prompt)
+        prompt = [types.SamplingMessage(role="user", content=text(prompt))]
     params = types.CreateMessageRequestParams(
-        messages=messages,
+        messages=list(prompt),
         max_tokens=max_tokens,
         system_prompt=system_prompt,
         temperature=temperature,
@@ -108,7 +106,7 @@ class Context:
 
     def __post_init__(self) -> None:
         self._answers, self._state = previous_round(self.params)
-        self._new_state = self._state
+        self._new_state = self._state  # what ``set_state`` keeps for the next round (sealed)
 
     @property
     def state(self) -> str | None:
@@ -116,7 +114,6 @@ class Context:
         return self._state
 
     def set_state(self, value: str | None) -> None:
-        """Keep a string for the next round of an ``input_required`` exchange (sealed)."""
         self._new_state = value
 
     @property
@@ -146,9 +143,8 @@ class Context:
         return cast(Mapping[str, str], getattr(request, "headers", None) or {})
 
     async def credential(self, scheme: str, *, scopes: Sequence[str] = ()) -> Credential:
-        """The caller's credential for one security scheme of the wrapped API, as the
-        generated operations get it (docs/security.md); ``scopes``: what to ask for when the
-        configuration names none. ``ToolError`` when it cannot be had."""
+        """The caller's credential for a security scheme of the wrapped API (docs/security.md);
+        ``scopes``: what to ask for when the configuration names none."""
         credentials = self.registry.get("credentials")
         if credentials is None:
             raise ToolError("this server wraps no API: it has no upstream credentials")
@@ -158,8 +154,7 @@ class Context:
         return found
 
     async def forget_credential(self, scheme: str, *, scopes: Sequence[str] = ()) -> None:
-        """Drop the caller's cached upstream token for ``scheme`` (when the API answered 401
-        with it): the next :meth:`credential` asks for a new one."""
+        """Drop the caller's cached upstream token for ``scheme`` (the API answered 401)."""
         credentials = self.registry.get("credentials")
         if credentials is not None:
             await credentials.invalidate(scheme, self.identity, scopes=scopes)
@@ -189,8 +184,7 @@ class Context:
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Report progress; a no-op when the caller did not ask for progress. During a task
-        it is also the task's ``statusMessage`` (``message``, or ``progress/total``)."""
+        """Report progress (if the caller asked for it); also a task's ``statusMessage``."""
         if self.task is None:
             await self.request.session.report_progress(progress, total, message)
             return
@@ -300,8 +294,7 @@ class Context:
         await self._publish(PromptsListChanged())
 
     async def notify_resource_updated(self, uri: str, *, caller_only: bool = False) -> None:
-        """Subscribers of ``uri`` should read it again; ``caller_only``: only this caller's
-        subscriptions (its content reads per caller, from ``ctx.store``)."""
+        """Subscribers of ``uri`` should read it again (``caller_only``: this caller's only)."""
         event = CallerUpdate(uri, self.identity.key) if caller_only else ResourceUpdated(uri)
         await self._publish(event)
 
@@ -313,8 +306,7 @@ class Context:
 
 
 class CannotAsk(ToolError):
-    """A handshake-era request with no back channel to carry the question ``method``:
-    ``why`` not, and the ``ways`` out (besides the 2026-07-28 protocol, for a tool)."""
+    """A handshake-era request with no back channel to carry the question ``method``."""
 
     def __init__(self, method: str, why: str, ways: str) -> None:
         super().__init__(
@@ -325,7 +317,7 @@ class CannotAsk(ToolError):
 
 
 def _no_channel(channel: Any) -> tuple[str, str]:
-    """Why a handshake-era request cannot carry a question to the client, and the way out."""
+    """Why a request cannot carry a question to the client, and the way out."""
     headers = getattr(channel.request, "headers", None) or {}
     if "mcp-session-id" in headers:  # a stateful session: its POSTs are answered with JSON
         return (

@@ -36,7 +36,7 @@ class Inflight:
         self.streams: set[asyncio.Timeout] = set()
 
     async def wait_idle(self, timeout: float) -> bool:
-        """Wait until nothing is in flight (True) or ``timeout`` passes (False)."""
+        """Whether nothing is in flight before ``timeout`` passes."""
         with anyio.move_on_after(timeout):
             while self.scopes:
                 await anyio.sleep(0.05)  # (only a shutdown waits: no event per request)
@@ -122,13 +122,11 @@ class Disconnected:
 async def observed_post(
     app: Any, scope: Any, body: list[Any], receive: Any, send: Any, json_response: bool
 ) -> None:
-    """Pass a POST on (``body``: the messages of its body, already read, last first) with
+    """Pass a POST on (``body``: its messages, already read, last first) with
     ``scope[DISCONNECTED_KEY]`` set when the client goes away (the SDK keeps running a
-    handler whose client left in JSON-response and stateful modes, and cancels a 2026-07-28
-    one answered as a stream itself; called by ``http_guard.PostGuard``). An event stream
-    reads ``receive()`` for the disconnect itself: its reads are observed, no task added. A
-    JSON answer reads nothing after the body: a watcher task does, and hands the app what it
-    read if it asks."""
+    handler whose client left in JSON-response and stateful modes). An event stream reads
+    ``receive()`` for the disconnect itself: its reads are observed. A JSON answer reads
+    nothing after the body: a watcher task does, and hands the app what it read."""
     gone = Disconnected()
     scope[DISCONNECTED_KEY] = gone
 

@@ -23,16 +23,14 @@ class JsonValues:
     """How stored values are kept: the JSON text Redis would hold (``local_cache.ValueCodec``
     also seals it under the configured secret)."""
 
-    def dump(self, value: Any, where: str = "") -> str:
-        """``value`` as stored under the key ``where`` (a sealed value opens only there)."""
+    def dump(self, value: Any, where: str = "") -> str:  # (sealed: opens only under ``where``)
         if value is None:
             raise ValueError("None cannot be stored: it reads back as a miss")
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         return self.seal(text, where)
 
     def load(self, stored: str | bytes, where: str = "") -> Any | None:
-        """The value stored under ``where``, or None when it cannot be read (another secret,
-        sealed for another key, corruption)."""
+        """The value stored under ``where``, None when unreadable (another secret or key)."""
         try:
             text = stored.decode() if isinstance(stored, bytes) else stored
             return json.loads(self.unseal(text, where))

@@ -111,8 +111,7 @@ class Pending:
     async def answer(
         self, request: JSONRPCRequest, messages: MemoryObjectSendStream[SessionMessage | Exception]
     ) -> None:
-        """``request`` to the server past the cap, reading waiting until a request (most
-        likely this one) is answered."""
+        """``request`` to the server past the cap, reading waiting until a request is answered."""
         sent = self.read(request)
         running = self.running
         await messages.send(sent)

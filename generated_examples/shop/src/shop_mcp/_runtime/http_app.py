@@ -44,8 +44,7 @@ CORS_EXPOSED = ["Mcp-Session-Id", "Mcp-Protocol-Version", "WWW-Authenticate", "R
 
 
 def require_sharing() -> None:
-    """A Redis URL given to a package built without replicas (no ``sharing`` module): a
-    ``ConfigError`` that says how to get them."""
+    """A ``ConfigError`` for a Redis URL given to a package built without replicas (sharing)."""
     if find_spec(f"{__package__}.sharing") is None:
         raise ConfigError(
             "built without Redis: the manifest plans no replicas (give it "

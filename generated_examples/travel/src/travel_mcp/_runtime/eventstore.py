@@ -35,11 +35,9 @@ logger = logging.getLogger(__name__)
 class MemoryEventStore(EventStore):
     """The last ``max_events`` events of every stream, at most ``MAX_EVENT_BYTES`` of them,
     so a client whose SSE stream broke resumes with ``Last-Event-ID`` (stateful HTTP, one
-    process). Event ids are random; an event is kept as the JSON it is sent as (made once).
-
-    The SDK names a stream by its request id (or ``_GET_stream``), the same in every
-    session, so each session gets its own view (``for_session``) of the one bounded store:
-    a Last-Event-ID replays only events of the session it is presented in."""
+    process); each kept as the JSON it is sent as. The SDK names a stream by its request id
+    (or ``_GET_stream``), the same in every session, so each session gets its own view
+    (``for_session``) of the one store: a Last-Event-ID replays only its session's events."""
 
     size = 0  # bytes of the events, counted on the shared store only (``self.shared``)
 
@@ -101,9 +99,8 @@ class MemoryEventStore(EventStore):
 
 
 def events_per_session(manager: Any) -> None:
-    """Give each new session of the SDK's session manager its own view of the manager's
-    store (the SDK hands every session the same store; ``_admit_session`` is SDK 2.3's,
-    checked by the tests)."""
+    """Give each new session its own view of the manager's store (the SDK hands every
+    session the same one; ``_admit_session`` is SDK 2.3's, checked by the tests)."""
     admit = manager._admit_session
 
     def admit_with_own_events(requestor: Any) -> Any:
@@ -121,8 +118,7 @@ def events_per_session(manager: Any) -> None:
 
 
 def primed(priming: Any) -> bytes:
-    """The SDK's priming event (its id, empty data, the retry interval if set), as
-    sse-starlette writes it."""
+    """The SDK's priming event (id, empty data, any retry interval) as sse-starlette writes it."""
     retry = f"retry: {priming['retry']}{SEP}" if "retry" in priming else ""
     return f"id: {priming['id']}{SEP}data: {SEP}{retry}{SEP}".encode()
 
@@ -130,13 +126,11 @@ def primed(priming: Any) -> bytes:
 async def run_sse_writer(
     transport: Any, request_id: Any, sse: Any, requests: Any, priming: Any
 ) -> None:
-    """The SDK's ``_run_sse_writer`` (a POST's events onto its SSE stream; SDK 2.3's, as are
-    ``_sse_stream_writers`` and ``_clean_up_memory_streams``: tests/runtime/
-    test_resumable_streams.py fails without them), but the priming event (the stream's first
-    id, for a client to resume from) goes out in one write with the request's first event,
-    or alone after PRIMING_WAIT if that is slower: a quick call's answer is one event less
-    through the stream and the server. ``close_sse_stream`` closes a clone of ``sse``, so a
-    priming event still held goes out before the stream ends."""
+    """SDK 2.3's private ``_run_sse_writer`` (a POST's events onto its SSE stream; the tests
+    check its privates), but the priming event (the stream's first id, to resume from) goes
+    out in one write with the request's first event, or alone after PRIMING_WAIT: a quick
+    call's answer is one event less through the stream. ``close_sse_stream`` closes a clone
+    of ``sse``, so a priming event still held goes out before the stream ends."""
     writers = transport._sse_stream_writers
     held, timer, clone = b"", None, None
 
