@@ -18,10 +18,19 @@ BOUNDED = frozenset(("uniqueItems", "anyOf", "oneOf", "unevaluatedItems", "uneva
 # annotations): decided when the validator is built, so other schemas pay nothing.
 CHECKED_FORMATS = frozenset(
     (
-        "date", "date-time", "time", "duration", "email", "idn-email", "hostname", "ipv4", "ipv6",
-        "uri", "uuid",
+        "date",
+        "date-time",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uuid",
     )
-)  # fmt: skip
+)
 
 
 def validator(schema: Json, formats: bool = False) -> Any:
