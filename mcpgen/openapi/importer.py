@@ -120,7 +120,7 @@ class _Importer(SecurityImport, InputImport):
         self.converter.naming.name_external(self.sources.scan_refs())
         tools: list[Built] = []
         resources: list[tuple[dict[str, Json], Operation]] = []
-        # closed before the overrides change the tools, and if the import stops (kept.close)
+        # closed before the overrides change the tools, and if the import stops (``Kept.__exit__``)
         with Kept(self, tool_names if self.keep else None) as kept:
             for (cand, kind), name in zip(chosen, tool_names, strict=True):
                 try:
@@ -150,10 +150,8 @@ class _Importer(SecurityImport, InputImport):
                 f"the server URL {servers[0]['url']!r} is relative: the generated server calls "
                 "nothing until a base URL is set (openapi.baseUrl, or <NAME>_API_BASE_URL)",
             )
-        used: set[str] = set()
-        for built in tools:
-            for part in ("input", "output"):
-                used.update(built.tool.get(part, {}).get("$defs", ()))
+        parts = [b.tool.get(part, {}) for b in tools for part in ("input", "output")]
+        used = {name for schema in parts for name in schema.get("$defs", ())}
         return OpenAPIImport(
             tools=[b.tool for b in tools],
             operations=[b.operation for b in tools],
@@ -354,11 +352,9 @@ class _Importer(SecurityImport, InputImport):
                 self.error(src, where, "a server needs a 'url'")
                 continue
             url = server["url"]
-            variables = self.mapping(
-                src, (*where, "variables"), server.get("variables"), "variables"
-            )
+            given = self.mapping(src, (*where, "variables"), server.get("variables"), "variables")
             for var in TEMPLATE.findall(url):
-                spec = variables.get(var)
+                spec = given.get(var)
                 default = spec.get("default") if isinstance(spec, dict) else None
                 if default is None:
                     self.error(src, where, f"server variable {var!r} has no default")

@@ -1,21 +1,8 @@
 """The OpenAPI import kept per operation in the build cache (``openapi-v1-<digest>.marshal``):
 a rebuild after one operation changed builds that one again and takes every other one's
-tool, operation and problems as they were, with the converted definitions.
-
-One file per source document and options (its name's digest): the next build of that
-source replaces it. It holds, first, the digest of what every operation's result depends on
-besides its own part of ``paths`` (a file with another is a miss): mcpgen's code (and
-Python's version: ``marshal``'s format; the versions of the libraries whose verdicts make
-warnings, pydantic's and jsonschema's), the import's options, the tools' names (the
-definitions' names avoid their model classes) and the document without ``paths``
-(components, security, servers...). Each operation's entry is keyed by its own part (the
-operation, its path item's parameters and server, its tool's name). Neither read nor kept
-for a document that refers to other files (``Sources.several``: their schemas are named
-before any is read); kept only from an import that ran to its end without errors and in
-which no reference points into ``paths`` (one that stops still reports what the kept
-definitions met reported: ``Kept`` is closed as a context manager). One
-``marshal`` of the whole keeps the objects the results share (definitions, bundles, plans)
-shared when read back."""
+tool, operation and problems as they were (what a file is keyed by, and when it is neither
+read nor kept: docs/architecture.md). One ``marshal`` of the whole keeps the objects the
+results share (definitions, bundles, plans) shared when read back."""
 
 from __future__ import annotations
 
@@ -115,8 +102,7 @@ def kept_as(converter: SchemaConverter, name: str, new: bool) -> Iterator[None]:
         yield
         return
     converter.heard[name] = sources.heard = []
-    inside: set[str] = set()
-    converter.met = inside
+    converter.met = inside = set[str]()
     try:
         yield
     finally:
@@ -133,11 +119,11 @@ class Kept:
         self.converter = importer.converter
         store = cache.cache_dir() if tool_names is not None else None
         self.path: Path | None = None
-        main = importer.sources.items[0]
-        if store is not None and not importer.sources.several:  # (one file only)
+        # one file only: the schemas of several are named before any is read
+        if store is not None and not importer.sources.several:
             rest = {k: v for k, v in importer.data.items() if k != "paths"}
             self.base = _digest([code_digest(), importer.raw_options, tool_names, rest])
-            where = _digest([str(main.path), importer.raw_options])  # one file a source
+            where = _digest([str(importer.sources.items[0].path), importer.raw_options])
             self.path = store / f"{PREFIX}{where}.marshal" if self.base and where else None
         self.entries: dict[str, tuple[Json, ...]] = {}
         self.used: dict[str, tuple[Json, ...]] = {}
@@ -189,7 +175,7 @@ class Kept:
         sources.heard, self.converter.met = [], set()
         try:
             built = importer.build(cand, name)
-        finally:  # (what an operation stopping the import met is reported by ``close`` too)
+        finally:  # (what an operation stopping the import met is reported on ``__exit__`` too)
             heard, met = sources.heard, self.converter.met
             self.met.update(met)
             sources.heard, self.converter.met = [], None
@@ -201,11 +187,8 @@ class Kept:
         return self
 
     def __exit__(self, stopped: type[BaseException] | None, *_: object) -> None:
-        """Closed however the import ends; its entries kept only if it ran to the end."""
-        self.close(finished=stopped is None)
-
-    def close(self, finished: bool) -> None:
-        """Report what the definitions met reported when converted; keep the entries."""
+        """However the import ends: report what the definitions met reported when converted;
+        keep the entries only if it ran to the end."""
         converter, sources = self.converter, self.importer.sources
         if self.path is None:
             return
@@ -219,7 +202,7 @@ class Kept:
         for name in sorted(seen):
             for level, src, path, message in converter.heard.get(name, ()):
                 sources.report(Level(level), src, path, message)
-        if not (finished and self.missed) or self.importer.problems.has_errors():
+        if not (stopped is None and self.missed) or self.importer.problems.has_errors():
             return
         if converter.xml or any(
             not isinstance(key, tuple) or key[1][:1] == ("paths",)

@@ -133,20 +133,15 @@ class SchemaConverter:
 
     # -- readOnly ------------------------------------------------------------------------
     def read_only(self, schema: Json, keyword: str) -> list[str]:
-        """The properties of ``schema`` marked ``keyword`` where they apply to the value
-        (of ``oneOf``/``anyOf`` members: any, but for ``readOnly`` one that what a member
-        declaring it unmarked must have requires: ``_marks``)."""
+        """The properties of ``schema`` marked ``keyword`` where they apply to the value."""
         return sorted(prop for prop, mark in self._marks(schema, keyword).items() if mark)
 
     def _marks(self, schema: Json, keyword: str) -> dict[str, int]:
         """Each property ``schema`` declares: ``MARKED`` ``keyword``, ``CONTESTED``
         (``readOnly`` only: a ``oneOf``/``anyOf`` member marks it, another declares it
         unmarked and does not require it: marked unless what holds the members requires it,
-        decided where that is known), or 0 (each schema once). The one rule for one branch:
-        a property a member declares unmarked is kept when a value of that member must have
-        it: the member requires it (itself, what always applies to it: a Bot's own ``id``),
-        or the schema holding the members does (itself, an ``allOf`` member, its ``$ref``,
-        at any depth: ``allOf: [{required: [id]}, {oneOf: [User, Bot]}]``)."""
+        decided where that is known), or 0; each schema once (the rule: docs/openapi.md,
+        note ¹)."""
         target, _ = self.resolve(schema)
         if not isinstance(target, dict):
             return {}
@@ -321,7 +316,6 @@ class SchemaConverter:
         if not isinstance(value, dict) or not isinstance(value.get("propertyName"), str):
             self._drop(src, where, "needs a string 'propertyName'")
             return
-        result: dict[str, Json] = {"propertyName": value["propertyName"]}
         mapping: dict[str, str] = {}
         given = value.get("mapping", {})
         if not isinstance(given, dict):
@@ -357,9 +351,9 @@ class SchemaConverter:
                 name = self.def_name(key)
                 if def_ref(name) not in mapped:
                     mapping.setdefault(str(key[1][-1]), def_ref(name))
-        if mapping:
-            result["mapping"] = mapping
-        out["discriminator"] = result
+        out["discriminator"] = {"propertyName": value["propertyName"]} | (
+            {"mapping": mapping} if mapping else {}
+        )
 
 
 def tagged(branch: Json, name: str, mapping: dict[str, str]) -> Json:

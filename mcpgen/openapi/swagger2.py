@@ -67,8 +67,7 @@ def request_body(
     if body_params:
         src, path, param = body_params[0]
         media = choose_media(dict.fromkeys(consumes)) if consumes else "application/json"
-        required = param.get("required") is True
-        return imp.body_info(src, path, media, required, param, param.get("description"), [])
+        return imp.body_info(src, path, media, param, param, [])
     if not form_params:
         return None
     files = [p.get("type") == "file" for _, _, p in form_params]
