@@ -74,7 +74,6 @@ def import_openapi(
 
 
 class _Importer(SecurityImport, InputImport):
-    # -- the whole document --------------------------------------------------------------
     def run(self) -> OpenAPIImport | None:
         """The import; None for a document mcpgen does not read (the problems say why)."""
         data = self.doc.data
@@ -178,7 +177,6 @@ class _Importer(SecurityImport, InputImport):
             k: raw[k] for k in ("title", "version", "description") if isinstance(raw.get(k), str)
         }
 
-    # -- operations ----------------------------------------------------------------------
     def collect(self) -> list[Candidate]:
         paths = self.data.get("paths")
         if paths is None:
@@ -324,7 +322,6 @@ class _Importer(SecurityImport, InputImport):
             return None
         return dict(POLL_DEFAULTS)
 
-    # -- servers -------------------------------------------------------------------------
     def own_server(
         self, src: int, ipath: JsonPath, item: Json, opath: JsonPath, node: Json
     ) -> str | None:

@@ -121,7 +121,6 @@ class InputImport(ImportBase):
             extra["allow_reserved"] = location in ("query", "path") or None
         return Input(location, name, schema, required, extra, deps)
 
-    # -- bodies --------------------------------------------------------------------------
     def request_body(
         self, cand: Candidate, body_params: list[Located], form_params: list[Located]
     ) -> BodyInfo | None:
@@ -211,8 +210,7 @@ class InputImport(ImportBase):
         if kind in ("application/octet-stream", "text/plain") and not plain:
             if schema not in ({}, True) and not is_xml(media):
                 self.warn(src, path, f"the schema of a {media} body is not used: it is a string")
-            schema = {"type": "string"}
-            deps = set()
+            schema, deps = {"type": "string"}, set()
         if kind == "application/octet-stream":
             schema = {**schema, "contentEncoding": "base64"}
         target, name = self.converter.resolve(schema)
@@ -257,7 +255,6 @@ class InputImport(ImportBase):
                 found[prop] = {"file": True}
         return found
 
-    # -- responses -----------------------------------------------------------------------
     def responses(self, cand: Candidate) -> Answers:
         """What the responses make of the tool (``Answers``); a plan ``{"gone": true}``: the
         whole answer is ``writeOnly``, and no output schema is advertised."""
@@ -286,7 +283,6 @@ class InputImport(ImportBase):
         others = [c for c in responses if isinstance(c, str) and c not in codes]  # errors
         found_all += [(c, *f) for c in others if (f := self.response_schema(cand, c, responses[c]))]
         errors = [f[3] for f in found_all if f[0] not in codes and f[3]]
-        plans = self.converter.plans["writeOnly"]
         write_only: dict[str, Json] = {}  # each JSON or XML answer's plan, by status
         converted: dict[Any, tuple[Json, set[str]]] = {}  # each schema converted here, by place
         whole: list[str] = []  # success codes whose whole answer is writeOnly
@@ -300,7 +296,7 @@ class InputImport(ImportBase):
                     schema_n = converted[src_n, path_n][0]
                     gone = self.converter.marked_read_only(schema_n, "writeOnly")
                     plan = self.answer_plans[src_n, path_n] = (
-                        {"gone": True} if gone else plans.plan(schema_n)
+                        {"gone": True} if gone else self.converter.plans["writeOnly"].plan(schema_n)
                     )
             whole += [code] if "gone" in plan and code in codes else []
             write_only[code if code == "default" else code.upper()] = plan  # (2xx: 2XX)

@@ -83,10 +83,9 @@ def _operation(kept: tuple[Json, ...]) -> Operation:
 
 def _fields(operation: Operation) -> tuple[Json, ...]:
     """An ``Operation``'s fields in order, its ``Param``s' and ``Body``'s as tuples."""
-    values = [getattr(operation, name) for name in _NAMES]
+    values = list(vars(operation).values())
     values[_PARAMS] = [tuple(vars(p).values()) for p in values[_PARAMS]]
-    body = values[_BODY]
-    values[_BODY] = None if body is None else tuple(vars(body).values())
+    values[_BODY] = values[_BODY] and tuple(vars(values[_BODY]).values())  # (None: None)
     return tuple(values)
 
 
@@ -159,12 +158,8 @@ class Kept:
         importer, sources = self.importer, self.importer.sources
         if self.path is None:
             return importer.build(cand, name)
-        key = _digest(
-            [cand.src, cand.path, cand.method, cand.url, cand.node, cand.item_params,
-             cand.operation_id, cand.tags, cand.server, name]
-        )  # fmt: skip
-        entry = self.entries.get(key) if key is not None else None
-        if key is not None and entry is not None:
+        key = _digest([*vars(cand).values(), name])  # (every field of the candidate)
+        if key is not None and (entry := self.entries.get(key)) is not None:
             tool, operation, heard, met = entry
             for level, src, path, message in heard:
                 sources.report(Level(level), src, path, message)

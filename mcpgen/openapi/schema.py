@@ -64,7 +64,6 @@ class SchemaConverter:
             self._pending.append((name, key))
         return name
 
-    # -- conversion ----------------------------------------------------------------------
     def convert(self, src: int, path: JsonPath, node: Json) -> tuple[Json, set[str]]:
         """A schema found inline at ``path``, and the definitions it refers to directly."""
         deps: set[str] = set()
@@ -131,7 +130,6 @@ class SchemaConverter:
                 return all(self.is_object(s, depth + 1) for s in schema[key])
         return "properties" in schema or "additionalProperties" in schema
 
-    # -- readOnly ------------------------------------------------------------------------
     def read_only(self, schema: Json, keyword: str) -> list[str]:
         """The properties of ``schema`` marked ``keyword`` where they apply to the value."""
         return sorted(prop for prop, mark in self._marks(schema, keyword).items() if mark)
@@ -226,7 +224,6 @@ class SchemaConverter:
             xml.update((self.xml.get(id(node)) or (0, {}))[1])
         return xml
 
-    # -- the keywords --------------------------------------------------------------------
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:
         if isinstance(node, bool):
             return node
