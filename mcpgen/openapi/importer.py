@@ -128,11 +128,8 @@ class _Importer(SecurityImport, InputImport):
                     raise
                 except Exception as exc:  # one operation's bug must not lose the others
                     what = f"{type(exc).__name__}: {exc}"
-                    self.error(
-                        cand.src,
-                        cand.path,
-                        f"internal error while importing this operation: {what}",
-                    )
+                    message = f"internal error while importing this operation: {what}"
+                    self.error(cand.src, cand.path, message)
                     continue
                 if kind in ("resource", "resourceTemplate"):
                     resource = as_resource(built, kind, self.warn)
@@ -247,13 +244,12 @@ class _Importer(SecurityImport, InputImport):
         body: Body | None = None
         if body_info is not None:
             body_arguments = arguments[len(inputs) :]
-            spread = body_info.spread
             body = Body(
-                argument=None if spread else body_arguments[0],
+                argument=None if body_info.spread else body_arguments[0],
                 content_type=body_info.content_type,
                 required=body_info.required,
-                properties=[i.wire for i in body_inputs] if spread else [],
-                arguments=list(body_arguments) if spread else [],
+                properties=[i.wire for i in body_inputs] if body_info.spread else [],
+                arguments=list(body_arguments) if body_info.spread else [],
                 media_type=sent_type(body_info.media_type),
                 parts=body_info.parts,
                 read_only=body_info.read_only,

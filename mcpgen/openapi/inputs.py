@@ -313,9 +313,8 @@ class InputImport(ImportBase):
             why = f"response {code} {what}: the tool advertises no output schema"
             self.warn(cand.src, (*cand.path, "responses", code), why)
             return answers
-        wrapped = not self.converter.is_object(schema)
         output: dict[str, Json]
-        if wrapped:
+        if wrapped := not self.converter.is_object(schema):
             output = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
         else:  # the object itself (a reference followed): its definitions are the target's
             target, name = self.converter.resolve(schema)

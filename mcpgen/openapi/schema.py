@@ -217,12 +217,10 @@ class SchemaConverter:
         return [name for name in names if isinstance(name, str)]
 
     def xml_of(self, nodes: list[dict[str, Json]]) -> dict[str, Json]:
-        """The ``xml`` of the schema ``applying`` gave ``nodes``: each key its own, else that
-        of what always applies beside it."""
-        xml: dict[str, Json] = {}
-        for node in reversed(nodes):  # (its own last: it wins)
-            xml.update((self.xml.get(id(node)) or (0, {}))[1])
-        return xml
+        """The ``xml`` of the schema ``applying`` gave ``nodes``: each key its own (it wins),
+        else that of what always applies beside it."""
+        found = [(self.xml.get(id(node)) or (0, {}))[1] for node in reversed(nodes)]
+        return {key: value for xml in found for key, value in xml.items()}  # (its own last)
 
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:
         if isinstance(node, bool):
