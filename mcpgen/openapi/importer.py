@@ -96,8 +96,7 @@ class _Importer(SecurityImport, InputImport):
             self.warn(0, (top,), f"the version should be a string: '{written}'")
         if version == "3.1" and not written.startswith("3.1"):
             self.warn(0, ("openapi",), f"OpenAPI {written} is read as 3.1")
-        dialect = data.get("jsonSchemaDialect")
-        if dialect is not None and dialect != _STD_DIALECT:
+        if data.get("jsonSchemaDialect") not in (None, _STD_DIALECT):
             self.warn(0, ("jsonSchemaDialect",), "schemas are read as JSON Schema 2020-12")
         options = parse_options(self.raw_options, self.problems)
         if "webhooks" in data:
@@ -186,11 +185,9 @@ class _Importer(SecurityImport, InputImport):
             where: JsonPath = ("paths", url)
             if url.startswith("x-"):
                 continue
-            if not url.startswith("/"):
-                self.error(0, where, f"path {url!r} must start with '/'")
-                continue
-            if {"{", "}"} & set(TEMPLATE.sub("", url)):
-                self.error(0, where, f"path {url!r} has unbalanced '{{' or '}}'")
+            if not url.startswith("/") or {"{", "}"} & set(TEMPLATE.sub("", url)):
+                why = "has unbalanced '{' or '}'" if url.startswith("/") else "must start with '/'"
+                self.error(0, where, f"path {url!r} {why}")
                 continue
             followed = self.follow_mapping(0, where, raw_item, "a path item")
             if followed is None:
@@ -312,8 +309,7 @@ class _Importer(SecurityImport, InputImport):
         responses = cand.node.get("responses")
         raw = responses.get("202") if isinstance(responses, dict) else None
         followed = self.sources.follow(cand.src, (*cand.path, "responses", "202"), raw)
-        node = followed[2] if followed is not None else None
-        headers = node.get("headers") if isinstance(node, dict) else None
+        headers = followed[2].get("headers") if followed and isinstance(followed[2], dict) else None
         if not isinstance(headers, dict) or "location" not in {str(h).lower() for h in headers}:
             return None
         return dict(POLL_DEFAULTS)

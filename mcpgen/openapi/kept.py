@@ -128,7 +128,7 @@ class Kept:
         self.used: dict[str, tuple[Json, ...]] = {}
         self.missed = False
         self.met: set[str] = set()
-        pack = self._read() if self.path is not None else None
+        pack = self._read(self.path) if self.path is not None else None
         if pack is not None:
             defs, deps, origin, names, taken, bundles, heard, self.entries = pack
             converter = self.converter
@@ -137,11 +137,10 @@ class Kept:
             converter._bundles, converter.heard = bundles, heard
         importer.sources.heard = [] if self.path is not None else None
 
-    def _read(self) -> tuple[Json, ...] | None:
+    def _read(self, path: Path) -> tuple[Json, ...] | None:
         """The file's parts, if it holds this document's (any failure: a miss)."""
-        assert self.path is not None
         try:
-            base, *pack = marshal.loads(self.path.read_bytes())
+            base, *pack = marshal.loads(path.read_bytes())
             shapes = (dict, dict, dict, dict, set, dict, dict, dict)
             if base != self.base or not all(map(isinstance, pack, shapes)) or len(pack) != 8:
                 return None
@@ -150,7 +149,7 @@ class Kept:
         except Exception:  # missing, damaged or not this code's: built again
             return None
         with contextlib.suppress(OSError):
-            os.utime(self.path)  # used now (``cache.prune``)
+            os.utime(path)  # used now (``cache.prune``)
         return tuple(pack)
 
     def build(self, cand: Candidate, name: str) -> Built:

@@ -108,8 +108,7 @@ class SchemaConverter:
                 break
             name = target
             if name in seen:  # (every definition has an origin)
-                src, path = self.origin[name]
-                self.sources.error(src, path, "schema reference cycle: refers to itself")
+                self.sources.error(*self.origin[name], "schema reference cycle: refers to itself")
                 return {}, None
             seen.add(name)
             schema = self.defs[name]
