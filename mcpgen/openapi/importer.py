@@ -74,7 +74,6 @@ def import_openapi(
 
 
 class _Importer(SecurityImport, InputImport):
-    # -- the whole document --------------------------------------------------------------
     def run(self) -> OpenAPIImport | None:
         """The import; None for a document mcpgen does not read (the problems say why)."""
         data = self.doc.data
@@ -97,8 +96,7 @@ class _Importer(SecurityImport, InputImport):
             self.warn(0, (top,), f"the version should be a string: '{written}'")
         if version == "3.1" and not written.startswith("3.1"):
             self.warn(0, ("openapi",), f"OpenAPI {written} is read as 3.1")
-        dialect = data.get("jsonSchemaDialect")
-        if dialect is not None and dialect != _STD_DIALECT:
+        if data.get("jsonSchemaDialect") not in (None, _STD_DIALECT):
             self.warn(0, ("jsonSchemaDialect",), "schemas are read as JSON Schema 2020-12")
         options = parse_options(self.raw_options, self.problems)
         if "webhooks" in data:
@@ -120,7 +118,7 @@ class _Importer(SecurityImport, InputImport):
         self.converter.naming.name_external(self.sources.scan_refs())
         tools: list[Built] = []
         resources: list[tuple[dict[str, Json], Operation]] = []
-        # closed before the overrides change the tools, and if the import stops (kept.close)
+        # closed before the overrides change the tools, and if the import stops (``Kept.__exit__``)
         with Kept(self, tool_names if self.keep else None) as kept:
             for (cand, kind), name in zip(chosen, tool_names, strict=True):
                 try:
@@ -129,11 +127,8 @@ class _Importer(SecurityImport, InputImport):
                     raise
                 except Exception as exc:  # one operation's bug must not lose the others
                     what = f"{type(exc).__name__}: {exc}"
-                    self.error(
-                        cand.src,
-                        cand.path,
-                        f"internal error while importing this operation: {what}",
-                    )
+                    message = f"internal error while importing this operation: {what}"
+                    self.error(cand.src, cand.path, message)
                     continue
                 if kind in ("resource", "resourceTemplate"):
                     resource = as_resource(built, kind, self.warn)
@@ -150,10 +145,8 @@ class _Importer(SecurityImport, InputImport):
                 f"the server URL {servers[0]['url']!r} is relative: the generated server calls "
                 "nothing until a base URL is set (openapi.baseUrl, or <NAME>_API_BASE_URL)",
             )
-        used: set[str] = set()
-        for built in tools:
-            for part in ("input", "output"):
-                used.update(built.tool.get(part, {}).get("$defs", ()))
+        parts = [b.tool.get(part, {}) for b in tools for part in ("input", "output")]
+        used = {name for schema in parts for name in schema.get("$defs", ())}
         return OpenAPIImport(
             tools=[b.tool for b in tools],
             operations=[b.operation for b in tools],
@@ -180,7 +173,6 @@ class _Importer(SecurityImport, InputImport):
             k: raw[k] for k in ("title", "version", "description") if isinstance(raw.get(k), str)
         }
 
-    # -- operations ----------------------------------------------------------------------
     def collect(self) -> list[Candidate]:
         paths = self.data.get("paths")
         if paths is None:
@@ -193,11 +185,9 @@ class _Importer(SecurityImport, InputImport):
             where: JsonPath = ("paths", url)
             if url.startswith("x-"):
                 continue
-            if not url.startswith("/"):
-                self.error(0, where, f"path {url!r} must start with '/'")
-                continue
-            if {"{", "}"} & set(TEMPLATE.sub("", url)):
-                self.error(0, where, f"path {url!r} has unbalanced '{{' or '}}'")
+            if not url.startswith("/") or {"{", "}"} & set(TEMPLATE.sub("", url)):
+                why = "has unbalanced '{' or '}'" if url.startswith("/") else "must start with '/'"
+                self.error(0, where, f"path {url!r} {why}")
                 continue
             followed = self.follow_mapping(0, where, raw_item, "a path item")
             if followed is None:
@@ -251,13 +241,12 @@ class _Importer(SecurityImport, InputImport):
         body: Body | None = None
         if body_info is not None:
             body_arguments = arguments[len(inputs) :]
-            spread = body_info.spread
             body = Body(
-                argument=None if spread else body_arguments[0],
+                argument=None if body_info.spread else body_arguments[0],
                 content_type=body_info.content_type,
                 required=body_info.required,
-                properties=[i.wire for i in body_inputs] if spread else [],
-                arguments=list(body_arguments) if spread else [],
+                properties=[i.wire for i in body_inputs] if body_info.spread else [],
+                arguments=list(body_arguments) if body_info.spread else [],
                 media_type=sent_type(body_info.media_type),
                 parts=body_info.parts,
                 read_only=body_info.read_only,
@@ -320,13 +309,11 @@ class _Importer(SecurityImport, InputImport):
         responses = cand.node.get("responses")
         raw = responses.get("202") if isinstance(responses, dict) else None
         followed = self.sources.follow(cand.src, (*cand.path, "responses", "202"), raw)
-        node = followed[2] if followed is not None else None
-        headers = node.get("headers") if isinstance(node, dict) else None
+        headers = followed[2].get("headers") if followed and isinstance(followed[2], dict) else None
         if not isinstance(headers, dict) or "location" not in {str(h).lower() for h in headers}:
             return None
         return dict(POLL_DEFAULTS)
 
-    # -- servers -------------------------------------------------------------------------
     def own_server(
         self, src: int, ipath: JsonPath, item: Json, opath: JsonPath, node: Json
     ) -> str | None:
@@ -354,11 +341,9 @@ class _Importer(SecurityImport, InputImport):
                 self.error(src, where, "a server needs a 'url'")
                 continue
             url = server["url"]
-            variables = self.mapping(
-                src, (*where, "variables"), server.get("variables"), "variables"
-            )
+            given = self.mapping(src, (*where, "variables"), server.get("variables"), "variables")
             for var in TEMPLATE.findall(url):
-                spec = variables.get(var)
+                spec = given.get(var)
                 default = spec.get("default") if isinstance(spec, dict) else None
                 if default is None:
                     self.error(src, where, f"server variable {var!r} has no default")

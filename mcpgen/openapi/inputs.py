@@ -111,19 +111,16 @@ class InputImport(ImportBase):
             schema, deps = {"type": "string"}, set()
         about = param.get("description"), param.get("deprecated"), examples_of(param)
         schema = annotate(schema, *about)
-        read_only = self.converter.plans["readOnly"].plan(schema)  # an object's (not sent)
         extra = {"style": style, "explode": explode, "content_type": content_type}
-        extra["read_only"] = read_only or None
+        extra["read_only"] = self.converter.plans["readOnly"].plan(schema) or None  # (not sent)
         # a value the document marks secret: kept out of URLs shown (spans, errors) and answers
-        marks = self.converter.applying(schema)
-        secret = any(node.get("format") == "password" for node in marks)
+        secret = any(node.get("format") == "password" for node in self.converter.applying(schema))
         extra["secret"] = secret or self.converter.marked_read_only(schema, "writeOnly") or None
         # OpenAPI 3.2 extends allowReserved to paths; Azure says x-ms-skip-url-encoding
         if True in (param.get("allowReserved"), param.get("x-ms-skip-url-encoding")):
             extra["allow_reserved"] = location in ("query", "path") or None
         return Input(location, name, schema, required, extra, deps)
 
-    # -- bodies --------------------------------------------------------------------------
     def request_body(
         self, cand: Candidate, body_params: list[Located], form_params: list[Located]
     ) -> BodyInfo | None:
@@ -143,10 +140,7 @@ class InputImport(ImportBase):
         media = choose_media(content)
         media_node = content[media] if isinstance(content[media], dict) else {}
         mpath = (*path, "content", media)
-        required, description = node.get("required") is True, node.get("description")
-        info = self.body_info(
-            src, mpath, media, required, media_node, description, examples_of(media_node)
-        )
+        info = self.body_info(src, mpath, media, node, media_node, examples_of(media_node))
         if info.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
             self.encoding(src, (*mpath, "encoding"), media_node.get("encoding"), info)
         return described(info)
@@ -165,12 +159,11 @@ class InputImport(ImportBase):
             given = {k: how[k] for k in _ENCODING_KEYS if isinstance(how.get(k), _ENCODING_KEYS[k])}
             for key in set(_ENCODING_KEYS).intersection(how).difference(given):
                 self.warn(src, (*path, prop, key), f"{key!r} is malformed; the default applies")
+            where = (*path, prop, "headers")
             if "headers" in how and info.content_type == "multipart/form-data":
-                info.headers += self.part_headers(
-                    src, (*path, prop, "headers"), prop, how["headers"]
-                )
+                info.headers += self.part_headers(src, where, prop, how["headers"])
             elif "headers" in how:
-                self.warn(src, (*path, prop, "headers"), "part headers apply to multipart only")
+                self.warn(src, where, "part headers apply to multipart only")
             if given:
                 info.parts[prop] = {**info.parts.get(prop, {}), **given}
 
@@ -202,12 +195,13 @@ class InputImport(ImportBase):
         src: int,
         path: JsonPath,
         media: str,
-        required: bool,
+        node: dict[str, Any],
         holder: dict[str, Any],
-        description: Any,
         examples: list[Any],
     ) -> BodyInfo:
-        """The body whose schema is ``holder``'s (a media type object, a 2.0 body parameter)."""
+        """The body ``node`` (a request body, a 2.0 body parameter) whose schema is
+        ``holder``'s (a media type object, that parameter)."""
+        required = node.get("required") is True
         schema, deps = self.converter.convert(src, (*path, "schema"), holder.get("schema", {}))
         kind, given = category(media), schema  # (an XML body's: where its writeOnly ones are)
         if is_xml(media):
@@ -216,8 +210,7 @@ class InputImport(ImportBase):
         if kind in ("application/octet-stream", "text/plain") and not plain:
             if schema not in ({}, True) and not is_xml(media):
                 self.warn(src, path, f"the schema of a {media} body is not used: it is a string")
-            schema = {"type": "string"}
-            deps = set()
+            schema, deps = {"type": "string"}, set()
         if kind == "application/octet-stream":
             schema = {**schema, "contentEncoding": "base64"}
         target, name = self.converter.resolve(schema)
@@ -235,7 +228,7 @@ class InputImport(ImportBase):
         writes = self.converter.plans["writeOnly"].plan(given if is_xml(media) else schema)
         plans = (read_only, writes)  # BodyInfo's
         if not spreadable:
-            whole = annotate(schema, description=description, examples=examples)
+            whole = annotate(schema, description=node.get("description"), examples=examples)
             item = Input("body", "body", whole, required)
             return BodyInfo([item], deps, False, kind, media, required, parts, [], [], *plans)
         if name is not None:
@@ -262,11 +255,9 @@ class InputImport(ImportBase):
                 found[prop] = {"file": True}
         return found
 
-    # -- responses -----------------------------------------------------------------------
     def responses(self, cand: Candidate) -> Answers:
-        """The output schema, the media type answered, whether the schema wraps the answer,
-        each status's ``writeOnly`` plan (``{"gone": true}``: the whole answer is
-        ``writeOnly``, and no output schema is advertised) and the error responses' types."""
+        """What the responses make of the tool (``Answers``); a plan ``{"gone": true}``: the
+        whole answer is ``writeOnly``, and no output schema is advertised."""
         responses = self.mapping(
             cand.src, (*cand.path, "responses"), cand.node.get("responses"), "'responses'"
         )
@@ -292,7 +283,6 @@ class InputImport(ImportBase):
         others = [c for c in responses if isinstance(c, str) and c not in codes]  # errors
         found_all += [(c, *f) for c in others if (f := self.response_schema(cand, c, responses[c]))]
         errors = [f[3] for f in found_all if f[0] not in codes and f[3]]
-        plans = self.converter.plans["writeOnly"]
         write_only: dict[str, Json] = {}  # each JSON or XML answer's plan, by status
         converted: dict[Any, tuple[Json, set[str]]] = {}  # each schema converted here, by place
         whole: list[str] = []  # success codes whose whole answer is writeOnly
@@ -306,7 +296,7 @@ class InputImport(ImportBase):
                     schema_n = converted[src_n, path_n][0]
                     gone = self.converter.marked_read_only(schema_n, "writeOnly")
                     plan = self.answer_plans[src_n, path_n] = (
-                        {"gone": True} if gone else plans.plan(schema_n)
+                        {"gone": True} if gone else self.converter.plans["writeOnly"].plan(schema_n)
                     )
             whole += [code] if "gone" in plan and code in codes else []
             write_only[code if code == "default" else code.upper()] = plan  # (2xx: 2XX)
@@ -323,9 +313,8 @@ class InputImport(ImportBase):
             why = f"response {code} {what}: the tool advertises no output schema"
             self.warn(cand.src, (*cand.path, "responses", code), why)
             return answers
-        wrapped = not self.converter.is_object(schema)
         output: dict[str, Json]
-        if wrapped:
+        if wrapped := not self.converter.is_object(schema):
             output = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
         else:  # the object itself (a reference followed): its definitions are the target's
             target, name = self.converter.resolve(schema)

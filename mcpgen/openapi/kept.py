@@ -1,21 +1,8 @@
 """The OpenAPI import kept per operation in the build cache (``openapi-v1-<digest>.marshal``):
 a rebuild after one operation changed builds that one again and takes every other one's
-tool, operation and problems as they were, with the converted definitions.
-
-One file per source document and options (its name's digest): the next build of that
-source replaces it. It holds, first, the digest of what every operation's result depends on
-besides its own part of ``paths`` (a file with another is a miss): mcpgen's code (and
-Python's version: ``marshal``'s format; the versions of the libraries whose verdicts make
-warnings, pydantic's and jsonschema's), the import's options, the tools' names (the
-definitions' names avoid their model classes) and the document without ``paths``
-(components, security, servers...). Each operation's entry is keyed by its own part (the
-operation, its path item's parameters and server, its tool's name). Neither read nor kept
-for a document that refers to other files (``Sources.several``: their schemas are named
-before any is read); kept only from an import that ran to its end without errors and in
-which no reference points into ``paths`` (one that stops still reports what the kept
-definitions met reported: ``Kept`` is closed as a context manager). One
-``marshal`` of the whole keeps the objects the results share (definitions, bundles, plans)
-shared when read back."""
+tool, operation and problems as they were (what a file is keyed by, and when it is neither
+read nor kept: docs/architecture.md). One ``marshal`` of the whole keeps the objects the
+results share (definitions, bundles, plans) shared when read back."""
 
 from __future__ import annotations
 
@@ -96,10 +83,9 @@ def _operation(kept: tuple[Json, ...]) -> Operation:
 
 def _fields(operation: Operation) -> tuple[Json, ...]:
     """An ``Operation``'s fields in order, its ``Param``s' and ``Body``'s as tuples."""
-    values = [getattr(operation, name) for name in _NAMES]
+    values = list(vars(operation).values())
     values[_PARAMS] = [tuple(vars(p).values()) for p in values[_PARAMS]]
-    body = values[_BODY]
-    values[_BODY] = None if body is None else tuple(vars(body).values())
+    values[_BODY] = values[_BODY] and tuple(vars(values[_BODY]).values())  # (None: None)
     return tuple(values)
 
 
@@ -115,8 +101,7 @@ def kept_as(converter: SchemaConverter, name: str, new: bool) -> Iterator[None]:
         yield
         return
     converter.heard[name] = sources.heard = []
-    inside: set[str] = set()
-    converter.met = inside
+    converter.met = inside = set[str]()
     try:
         yield
     finally:
@@ -133,17 +118,17 @@ class Kept:
         self.converter = importer.converter
         store = cache.cache_dir() if tool_names is not None else None
         self.path: Path | None = None
-        main = importer.sources.items[0]
-        if store is not None and not importer.sources.several:  # (one file only)
+        # one file only: the schemas of several are named before any is read
+        if store is not None and not importer.sources.several:
             rest = {k: v for k, v in importer.data.items() if k != "paths"}
             self.base = _digest([code_digest(), importer.raw_options, tool_names, rest])
-            where = _digest([str(main.path), importer.raw_options])  # one file a source
+            where = _digest([str(importer.sources.items[0].path), importer.raw_options])
             self.path = store / f"{PREFIX}{where}.marshal" if self.base and where else None
         self.entries: dict[str, tuple[Json, ...]] = {}
         self.used: dict[str, tuple[Json, ...]] = {}
         self.missed = False
         self.met: set[str] = set()
-        pack = self._read() if self.path is not None else None
+        pack = self._read(self.path) if self.path is not None else None
         if pack is not None:
             defs, deps, origin, names, taken, bundles, heard, self.entries = pack
             converter = self.converter
@@ -152,11 +137,10 @@ class Kept:
             converter._bundles, converter.heard = bundles, heard
         importer.sources.heard = [] if self.path is not None else None
 
-    def _read(self) -> tuple[Json, ...] | None:
+    def _read(self, path: Path) -> tuple[Json, ...] | None:
         """The file's parts, if it holds this document's (any failure: a miss)."""
-        assert self.path is not None
         try:
-            base, *pack = marshal.loads(self.path.read_bytes())
+            base, *pack = marshal.loads(path.read_bytes())
             shapes = (dict, dict, dict, dict, set, dict, dict, dict)
             if base != self.base or not all(map(isinstance, pack, shapes)) or len(pack) != 8:
                 return None
@@ -165,7 +149,7 @@ class Kept:
         except Exception:  # missing, damaged or not this code's: built again
             return None
         with contextlib.suppress(OSError):
-            os.utime(self.path)  # used now (``cache.prune``)
+            os.utime(path)  # used now (``cache.prune``)
         return tuple(pack)
 
     def build(self, cand: Candidate, name: str) -> Built:
@@ -173,12 +157,8 @@ class Kept:
         importer, sources = self.importer, self.importer.sources
         if self.path is None:
             return importer.build(cand, name)
-        key = _digest(
-            [cand.src, cand.path, cand.method, cand.url, cand.node, cand.item_params,
-             cand.operation_id, cand.tags, cand.server, name]
-        )  # fmt: skip
-        entry = self.entries.get(key) if key is not None else None
-        if key is not None and entry is not None:
+        key = _digest([*vars(cand).values(), name])  # (every field of the candidate)
+        if key is not None and (entry := self.entries.get(key)) is not None:
             tool, operation, heard, met = entry
             for level, src, path, message in heard:
                 sources.report(Level(level), src, path, message)
@@ -189,7 +169,7 @@ class Kept:
         sources.heard, self.converter.met = [], set()
         try:
             built = importer.build(cand, name)
-        finally:  # (what an operation stopping the import met is reported by ``close`` too)
+        finally:  # (what an operation stopping the import met is reported on ``__exit__`` too)
             heard, met = sources.heard, self.converter.met
             self.met.update(met)
             sources.heard, self.converter.met = [], None
@@ -201,11 +181,8 @@ class Kept:
         return self
 
     def __exit__(self, stopped: type[BaseException] | None, *_: object) -> None:
-        """Closed however the import ends; its entries kept only if it ran to the end."""
-        self.close(finished=stopped is None)
-
-    def close(self, finished: bool) -> None:
-        """Report what the definitions met reported when converted; keep the entries."""
+        """However the import ends: report what the definitions met reported when converted;
+        keep the entries only if it ran to the end."""
         converter, sources = self.converter, self.importer.sources
         if self.path is None:
             return
@@ -219,7 +196,7 @@ class Kept:
         for name in sorted(seen):
             for level, src, path, message in converter.heard.get(name, ()):
                 sources.report(Level(level), src, path, message)
-        if not (finished and self.missed) or self.importer.problems.has_errors():
+        if not (stopped is None and self.missed) or self.importer.problems.has_errors():
             return
         if converter.xml or any(
             not isinstance(key, tuple) or key[1][:1] == ("paths",)

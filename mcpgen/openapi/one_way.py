@@ -1,13 +1,6 @@
-"""What the converter needs to know of ``readOnly`` beyond one schema's own keywords.
-
-``decide``: whether schemas say ``readOnly`` through what applies beside them (a ``$ref``'s
-definition, composition members): the least fixed point over the whole graph at once, so a
-reference cycle proves nothing and each definition is looked at once.
-
-``leave_out``: a copy of a tool's input (output) schema without its ``readOnly``
-(``writeOnly``) properties at any depth, also where the mark and ``required`` are in
-different members: a member's definition is then given as a copy without them (a definition
-of its own). The other way keeps them, required (a password is sent)."""
+"""What the converter needs to know of ``readOnly`` (``writeOnly``) beyond one schema's own
+keywords: which schemas say it through what applies beside them (``decide``), and a tool's
+schema without the properties marked so (``leave_out``; docs/openapi.md, note ¹)."""
 
 from __future__ import annotations
 
@@ -112,7 +105,8 @@ def decide(
     start: dict[str, Json], groups: Groups, known: dict[int, tuple[Json, bool]], keyword: str
 ) -> None:
     """Add ``start`` and each schema reachable from it through ``groups`` (lists of members
-    that say ``keyword`` when all of them do) to ``known`` (id -> schema, whether it does)."""
+    that say ``keyword`` when all of them do) to ``known`` (id -> schema, whether it does):
+    the least fixed point over the graph, so a reference cycle proves nothing."""
     nodes: dict[int, tuple[dict[str, Json], list[list[dict[str, Json]]]]] = {}
     todo = [start]
     while todo:
@@ -319,8 +313,7 @@ def leave_out(
     for name, renamed in new.items():
         copy = visit(defs[name])
         if renamed not in converter.defs:  # (another answer's already)
-            converter.defs[renamed] = copy
-            converter.deps[renamed] = frozenset(def_refs(converter.defs[renamed]))
+            converter.defs[renamed], converter.deps[renamed] = copy, frozenset(def_refs(copy))
             converter.origin[renamed] = converter.origin[name]
     top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay
     out = visit(top) if way == "Answer" else children(top, lambda sub, _: visit(sub))

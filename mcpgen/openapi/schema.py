@@ -64,7 +64,6 @@ class SchemaConverter:
             self._pending.append((name, key))
         return name
 
-    # -- conversion ----------------------------------------------------------------------
     def convert(self, src: int, path: JsonPath, node: Json) -> tuple[Json, set[str]]:
         """A schema found inline at ``path``, and the definitions it refers to directly."""
         deps: set[str] = set()
@@ -109,8 +108,7 @@ class SchemaConverter:
                 break
             name = target
             if name in seen:  # (every definition has an origin)
-                src, path = self.origin[name]
-                self.sources.error(src, path, "schema reference cycle: refers to itself")
+                self.sources.error(*self.origin[name], "schema reference cycle: refers to itself")
                 return {}, None
             seen.add(name)
             schema = self.defs[name]
@@ -131,22 +129,16 @@ class SchemaConverter:
                 return all(self.is_object(s, depth + 1) for s in schema[key])
         return "properties" in schema or "additionalProperties" in schema
 
-    # -- readOnly ------------------------------------------------------------------------
     def read_only(self, schema: Json, keyword: str) -> list[str]:
-        """The properties of ``schema`` marked ``keyword`` where they apply to the value
-        (of ``oneOf``/``anyOf`` members: any, but for ``readOnly`` one that what a member
-        declaring it unmarked must have requires: ``_marks``)."""
+        """The properties of ``schema`` marked ``keyword`` where they apply to the value."""
         return sorted(prop for prop, mark in self._marks(schema, keyword).items() if mark)
 
     def _marks(self, schema: Json, keyword: str) -> dict[str, int]:
         """Each property ``schema`` declares: ``MARKED`` ``keyword``, ``CONTESTED``
         (``readOnly`` only: a ``oneOf``/``anyOf`` member marks it, another declares it
         unmarked and does not require it: marked unless what holds the members requires it,
-        decided where that is known), or 0 (each schema once). The one rule for one branch:
-        a property a member declares unmarked is kept when a value of that member must have
-        it: the member requires it (itself, what always applies to it: a Bot's own ``id``),
-        or the schema holding the members does (itself, an ``allOf`` member, its ``$ref``,
-        at any depth: ``allOf: [{required: [id]}, {oneOf: [User, Bot]}]``)."""
+        decided where that is known), or 0; each schema once (the rule: docs/openapi.md,
+        note ¹)."""
         target, _ = self.resolve(schema)
         if not isinstance(target, dict):
             return {}
@@ -224,14 +216,11 @@ class SchemaConverter:
         return [name for name in names if isinstance(name, str)]
 
     def xml_of(self, nodes: list[dict[str, Json]]) -> dict[str, Json]:
-        """The ``xml`` of the schema ``applying`` gave ``nodes``: each key its own, else that
-        of what always applies beside it."""
-        xml: dict[str, Json] = {}
-        for node in reversed(nodes):  # (its own last: it wins)
-            xml.update((self.xml.get(id(node)) or (0, {}))[1])
-        return xml
+        """The ``xml`` of the schema ``applying`` gave ``nodes``: each key its own (it wins),
+        else that of what always applies beside it."""
+        found = [(self.xml.get(id(node)) or (0, {}))[1] for node in reversed(nodes)]
+        return {key: value for xml in found for key, value in xml.items()}  # (its own last)
 
-    # -- the keywords --------------------------------------------------------------------
     def _schema(self, src: int, path: JsonPath, node: Json, deps: set[str]) -> Json:
         if isinstance(node, bool):
             return node
@@ -321,7 +310,6 @@ class SchemaConverter:
         if not isinstance(value, dict) or not isinstance(value.get("propertyName"), str):
             self._drop(src, where, "needs a string 'propertyName'")
             return
-        result: dict[str, Json] = {"propertyName": value["propertyName"]}
         mapping: dict[str, str] = {}
         given = value.get("mapping", {})
         if not isinstance(given, dict):
@@ -357,9 +345,9 @@ class SchemaConverter:
                 name = self.def_name(key)
                 if def_ref(name) not in mapped:
                     mapping.setdefault(str(key[1][-1]), def_ref(name))
-        if mapping:
-            result["mapping"] = mapping
-        out["discriminator"] = result
+        out["discriminator"] = {"propertyName": value["propertyName"]} | (
+            {"mapping": mapping} if mapping else {}
+        )
 
 
 def tagged(branch: Json, name: str, mapping: dict[str, str]) -> Json:

@@ -60,7 +60,6 @@ class Sources:
         self._targets: dict[tuple[int, str], Key | _Failure] = {}  # each reference's, once
         self.heard: list[Heard] | None = None  # the problems reported, kept (``kept``)
 
-    # -- problems ------------------------------------------------------------------------
     def report(self, level: Level, src: int, path: Sequence[str | int], message: str) -> None:
         if not self.quiet:
             if self.heard is not None:
@@ -76,7 +75,6 @@ class Sources:
     def location(self, src: int, path: Sequence[str | int]) -> Location:
         return self.items[src].doc.locate(tuple(path))
 
-    # -- values --------------------------------------------------------------------------
     def value(self, key: Key) -> Any:
         return functools.reduce(operator.getitem, key[1], self.items[key[0]].doc.data)
 
@@ -160,7 +158,6 @@ class Sources:
             node = self.value(key)
         return src, path, node
 
-    # -- scanning ------------------------------------------------------------------------
     @functools.cached_property
     def several(self) -> bool:
         """Whether the main document refers to another file: any ``$ref`` in it (read from

@@ -62,13 +62,11 @@ def request_body(
         src, path, _ = form_params[0]
         imp.error(src, path, "an operation cannot have both 'body' and 'formData' parameters")
     if len(body_params) > 1:
-        src, path, _ = body_params[1]
-        imp.error(src, path, "an operation can have only one 'body' parameter")
+        imp.error(*body_params[1][:2], "an operation can have only one 'body' parameter")
     if body_params:
         src, path, param = body_params[0]
         media = choose_media(dict.fromkeys(consumes)) if consumes else "application/json"
-        required = param.get("required") is True
-        return imp.body_info(src, path, media, required, param, param.get("description"), [])
+        return imp.body_info(src, path, media, param, param, [])
     if not form_params:
         return None
     files = [p.get("type") == "file" for _, _, p in form_params]
