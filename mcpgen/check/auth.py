@@ -22,7 +22,7 @@ from mcpgen.runtime.credential_config import (  # safe_url: https, or http to th
 from mcpgen.runtime.settings import LOCAL_HOSTS, OWN_PATHS, TRANSPORTS, Settings, own_route
 
 if TYPE_CHECKING:
-    from mcpgen.check.semantics import Checker
+    from mcpgen.check.checker import Checker
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token

@@ -10,7 +10,7 @@ from mcpgen.load import JsonPath, dotted
 from mcpgen.model.names import Names
 
 if TYPE_CHECKING:
-    from mcpgen.check.semantics import Checker
+    from mcpgen.check.checker import Checker
 
 
 def check_python_names(checker: Checker) -> None:

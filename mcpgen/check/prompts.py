@@ -15,7 +15,7 @@ from mcpgen.load import JsonPath
 from mcpgen.runtime.templating import sandbox
 
 if TYPE_CHECKING:
-    from mcpgen.check.semantics import Checker
+    from mcpgen.check.checker import Checker
 
 # attributes the sandbox refuses on some object (any starting with "_" too): refused on all
 UNSAFE = {"mro"}.union(
