@@ -128,7 +128,7 @@ def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ru
     or are generated in worker processes while the rest is rendered."""
     import os
 
-    from mcpgen import cache
+    from mcpgen import cache, vendoring
     from mcpgen.format import format_output
     from mcpgen.render import add_models, render_without_models
     from mcpgen.render.model_parts import start_models
@@ -136,7 +136,7 @@ def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ru
 
     models = start_models(manifest, cached=True, jobs=os.cpu_count() or 1)
     environment().bytecode_cache = cache.template_cache()
-    with cache.runtime_imports():
+    with vendoring.runtime_imports():
         rendered = render_without_models(manifest, source)
     with timing.phase("models (datamodel-code-generator, waited for)"):
         made = models()

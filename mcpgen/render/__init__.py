@@ -24,7 +24,7 @@ from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
 from mcpgen.surface.lock import surface as _lock
-from mcpgen.vendoring import runtime_files
+from mcpgen.vendoring import left_out, requirements, runtime_files
 
 
 @dataclass
@@ -76,6 +76,9 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
         "host_snippets": readme_snippets(manifest.server.name, manifest.server.script, env),
         "credential_env": [e for e in env if e.get("credential")],
         "d": deploy_data(manifest) if manifest.deploy else None,
+        # what the package imports (its runtime's included), and the user's own
+        "dependencies": [*requirements(manifest), *manifest.server.dependencies],
+        "runtime_left_out": left_out(manifest),  # told to mypy: imported by a carried module
     }
 
 
