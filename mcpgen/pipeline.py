@@ -146,3 +146,15 @@ def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ru
     for name, file in made.fresh.items():  # kept formatted: a rebuild formats it no more
         cache.write(file, rendered.generated[f"src/{manifest.server.package}/models/{name}.py"])
     return rendered
+
+
+def handler_stub(manifest: Manifest, relative: str) -> str | None:
+    """The stub a build writes at ``relative`` (``src/<pkg>/handlers/<kind>/<ident>.py``),
+    formatted as on disk; None when it writes none there."""
+    from mcpgen.format import format_files
+    from mcpgen.render import context, stub, stubs
+
+    for path, kind, item in stubs(manifest):
+        if relative == path:
+            return format_files({path: stub(kind, item, context(manifest))})[path]
+    return None
