@@ -14,15 +14,13 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpgen import cache
 from mcpgen.model.examples import valid_example
+from mcpgen.model.types import Manifest
 from mcpgen.runtime.credential_config import fetches_tokens, parse_sources
 from mcpgen.runtime.schemas import uses_bounded, uses_formats
-
-if TYPE_CHECKING:
-    from mcpgen.model.types import Manifest
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 # What the templates import from ``_runtime`` (templates/package, templates/tests).
@@ -186,8 +184,7 @@ def runtime_digest() -> str:
 
 @contextlib.contextmanager
 def runtime_imports() -> Iterator[None]:
-    """``KNOWN`` read from the build cache before, and kept after (parsing the modules a
-    package carries takes ~0.1 s)."""
+    """``KNOWN`` read from the build cache before and kept after (parsing takes ~0.1 s)."""
     store = cache.cache_dir()
     path = store / f"runtime-imports-{runtime_digest()}.json" if store else None
     kept = cache.read_pack(path)

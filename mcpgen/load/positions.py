@@ -1,5 +1,4 @@
-"""Where a value stands in a document: its path, how a message names it, and the positions
-a parser records."""
+"""A value's place in a document: its path, its name in messages, where a parser found it."""
 
 from __future__ import annotations
 
