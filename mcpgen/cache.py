@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,21 +117,6 @@ def template_cache() -> jinja2.BytecodeCache | None:
     with contextlib.suppress(OSError):
         store.mkdir(parents=True, exist_ok=True)
     return Compiled(str(store), "jinja-%s.cache") if store.is_dir() else None
-
-
-@contextlib.contextmanager
-def runtime_imports() -> Iterator[None]:
-    """What is known of the runtime's imports (``vendoring.KNOWN``) read from the cache
-    before, and kept after (parsing the modules a package carries takes ~0.1 s)."""
-    from mcpgen import vendoring
-
-    store = cache_dir()
-    path = store / f"runtime-imports-{vendoring.runtime_digest()}.json" if store else None
-    kept = read_pack(path)
-    vendoring.KNOWN.update({**kept, **vendoring.KNOWN})
-    yield
-    if kept != vendoring.KNOWN:  # something parsed (or a damaged entry parsed again)
-        write(path, json.dumps(vendoring.KNOWN, sort_keys=True))
 
 
 def size_limit() -> int:

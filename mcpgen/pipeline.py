@@ -15,6 +15,7 @@ from mcpgen.check import formats
 from mcpgen.check.ref_depth import deep_references
 from mcpgen.check.semantics import check_semantics
 from mcpgen.check.structure import broken_entries, check_structure
+from mcpgen.format import Engine, format_files
 from mcpgen.load import MAX_DOCUMENT_BYTES, Document, load_file, load_text
 from mcpgen.model import remembered
 from mcpgen.model.build import build_model
@@ -25,7 +26,6 @@ from mcpgen.openapi.to_manifest import merge, synthesize
 from mcpgen.problems import InputError, Level, Problem, Problems
 
 if TYPE_CHECKING:
-    from mcpgen.format import Engine
     from mcpgen.render import Output
 
 
@@ -128,15 +128,14 @@ def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ru
     or are generated in worker processes while the rest is rendered."""
     import os
 
-    from mcpgen import cache
-    from mcpgen.format import format_output
+    from mcpgen import cache, vendoring
     from mcpgen.render import add_models, render_without_models
     from mcpgen.render.model_parts import start_models
     from mcpgen.render.templates import environment
 
     models = start_models(manifest, cached=True, jobs=os.cpu_count() or 1)
     environment().bytecode_cache = cache.template_cache()
-    with cache.runtime_imports():
+    with vendoring.runtime_imports():
         rendered = render_without_models(manifest, source)
     with timing.phase("models (datamodel-code-generator, waited for)"):
         made = models()
@@ -146,3 +145,28 @@ def render_files(manifest: Manifest, source: str | None, formatter: Engine = "ru
     for name, file in made.fresh.items():  # kept formatted: a rebuild formats it no more
         cache.write(file, rendered.generated[f"src/{manifest.server.package}/models/{name}.py"])
     return rendered
+
+
+def handler_stub(manifest: Manifest, relative: str) -> str | None:
+    """The stub a build writes at ``relative`` (``src/<pkg>/handlers/<kind>/<ident>.py``),
+    formatted as on disk; None when it writes none there."""
+    from mcpgen.render import context, stub, stubs
+
+    for path, kind, item in stubs(manifest):
+        if relative == path:
+            return format_files({path: stub(kind, item, context(manifest))})[path]
+    return None
+
+
+def format_output(out: Output, engine: Engine = "ruff") -> None:
+    """The Python files of a rendered project formatted in place, but the vendored runtime
+    (mcpgen's own formatted source) and ``out.formatted`` (model modules from the cache)."""
+    python = {
+        path: text
+        for files in (out.generated, out.stubs)
+        for path, text in files.items()
+        if path.endswith(".py") and "/_runtime/" not in path and path not in out.formatted
+    }
+    done = format_files(python, engine)
+    for files in (out.generated, out.stubs):
+        files.update({path: done[path] for path in files if path in done})

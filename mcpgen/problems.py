@@ -121,3 +121,15 @@ class InputError(Exception):
 def fail(file: str, message: str, line: int = 0, column: int = 0, field: str = "") -> InputError:
     """Build an InputError holding one located error."""
     return InputError([Problem(Level.ERROR, Location(file, line, column), field, message)])
+
+
+def first_problem(problems: Problems, shown: str) -> str:
+    """The first error of ``problems`` (else warning) as one line for a command to print."""
+    errors = problems.sorted()
+    errors = [p for p in errors if p.level.value == "error"] or errors
+    if not errors:
+        return f"{shown}: cannot be loaded"
+    more = f" (and {len(errors) - 1} more; run mcpgen validate)" if len(errors) > 1 else ""
+    first = errors[0]  # the command says "error: " once, so not the problem's own level
+    field = f"{printable(first.field)}: " if first.field else ""
+    return f"{printable(str(first.location))}: {field}{printable(first.message)}{more}"

@@ -198,6 +198,7 @@ def test_model_modules_are_kept_formatted_and_not_formatted_again(
     """The build cache keeps a model module as it is written (formatted): a rebuild that
     reads it from there hands it to the formatter no more, and writes the same bytes."""
     from mcpgen import format as formatting
+    from mcpgen import pipeline
 
     monkeypatch.setenv("MCPGEN_CACHE_DIR", str(tmp_path / "cache"))
     formatted: list[str] = []
@@ -207,7 +208,7 @@ def test_model_modules_are_kept_formatted_and_not_formatted_again(
         formatted.extend(files)
         return engine(files, *args)
 
-    monkeypatch.setattr(formatting, "format_files", spy)
+    monkeypatch.setattr(pipeline, "format_files", spy)  # (format_output's formatter)
     source = tmp_path / "m.yaml"
     source.write_text(
         HEAD + "tools:\n  - name: t\n    description: d\n"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mcpgen.check.checker import Checker
 from mcpgen.check.structure import did_you_mean, entries
 from mcpgen.identifiers import env_base
 from mcpgen.load import JsonPath
@@ -20,9 +21,6 @@ from mcpgen.runtime.credential_config import (  # safe_url: https, or http to th
     variables,
 )
 from mcpgen.runtime.settings import LOCAL_HOSTS, OWN_PATHS, TRANSPORTS, Settings, own_route
-
-if TYPE_CHECKING:
-    from mcpgen.check.semantics import Checker
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from mcpgen import identifiers as names
 from mcpgen.check import uritemplate
+from mcpgen.check.checker import Checker
 from mcpgen.load import JsonPath, dotted
 from mcpgen.model.names import Names
-
-if TYPE_CHECKING:
-    from mcpgen.check.semantics import Checker
 
 
 def check_python_names(checker: Checker) -> None:

@@ -3,19 +3,15 @@ templates they refer to."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import jinja2
 import jinja2.meta
 import jinja2.sandbox as jinja_sandbox
 from jinja2 import nodes
 
+from mcpgen.check.checker import Checker
 from mcpgen.check.structure import entries
 from mcpgen.load import JsonPath
 from mcpgen.runtime.templating import sandbox
-
-if TYPE_CHECKING:
-    from mcpgen.check.semantics import Checker
 
 # attributes the sandbox refuses on some object (any starting with "_" too): refused on all
 UNSAFE = {"mro"}.union(

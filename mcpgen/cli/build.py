@@ -22,9 +22,9 @@ from mcpgen.format import Engine, FormatError
 from mcpgen.load.document import Document
 from mcpgen.model.build import tools_list_bytes
 from mcpgen.model.types import Manifest
-from mcpgen.pipeline import load_manifest, render_files, too_deep
+from mcpgen.pipeline import handler_stub, load_manifest, render_files, too_deep
 from mcpgen.problems import InputError, Level, Problem, Problems
-from mcpgen.render import LOCK_FILE, Output, handler_stub
+from mcpgen.render import LOCK_FILE, Output
 from mcpgen.surface.lock import estimate_tokens, share_equal
 from mcpgen.write import apply, diff, foreign, plan, unsafe_root
 from mcpgen.write.rename import RenameError, plan_moves

@@ -13,10 +13,7 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from mcpgen.render import Output
+from typing import Literal
 
 Engine = Literal["ruff", "black"]
 ENGINES: tuple[Engine, ...] = ("ruff", "black")
@@ -42,20 +39,6 @@ def format_files(files: Mapping[str, str], engine: Engine = "ruff") -> dict[str,
     if engine == "black":
         return {path: _black(text, path) for path, text in files.items()}
     return _ruff(files)
-
-
-def format_output(out: Output, engine: Engine = "ruff") -> None:
-    """The Python files of a rendered project formatted in place, but the vendored runtime
-    (mcpgen's own formatted source) and ``out.formatted`` (model modules from the cache)."""
-    python = {
-        path: text
-        for files in (out.generated, out.stubs)
-        for path, text in files.items()
-        if path.endswith(".py") and "/_runtime/" not in path and path not in out.formatted
-    }
-    done = format_files(python, engine)
-    for files in (out.generated, out.stubs):
-        files.update({path: done[path] for path in files if path in done})
 
 
 def _ruff(files: Mapping[str, str]) -> dict[str, str]:

@@ -88,8 +88,7 @@ def check_drift(project: Project) -> tuple[list[str], set[str]]:
     from mcpgen.cli.build import source_from
     from mcpgen.format import FormatError
     from mcpgen.pipeline import load_manifest, render_files
-    from mcpgen.problems import InputError
-    from mcpgen.surface.sources import first_problem
+    from mcpgen.problems import InputError, first_problem
     from mcpgen.write import plan
 
     assert project.manifest is not None

@@ -195,8 +195,7 @@ def read_config(path: Path) -> dict[str, Json]:
     if not text.strip():
         return {}
     from mcpgen.load import load_text
-    from mcpgen.problems import InputError, Problems
-    from mcpgen.surface.sources import first_problem
+    from mcpgen.problems import InputError, Problems, first_problem
 
     try:  # mcpgen's loader: a repeated key, infinity, deep nesting would not be written back
         data = load_text(text, str(path), path.parent, json_first=True, decoded=True).data

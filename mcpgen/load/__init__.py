@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 
 from mcpgen.load import json_text
-from mcpgen.load.document import Document, JsonPath, Overlay, Positions, display_path, dotted
+from mcpgen.load.document import Document, Overlay, display_path
 from mcpgen.load.limits import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_MANIFEST_BYTES, MAX_NODES
+from mcpgen.load.positions import JsonPath, Positions, dotted
 from mcpgen.problems import fail
 
 __all__ = [

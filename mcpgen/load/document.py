@@ -7,52 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcpgen.problems import Location, fail, printable
+from mcpgen.load.json_text import JsonLocator
+from mcpgen.load.positions import JsonPath, PathPart, Positions, dotted
+from mcpgen.problems import Location
 
 if TYPE_CHECKING:
     from mcpgen.openapi.result import Merged
-
-PathPart = str | int
-JsonPath = tuple[PathPart, ...]
-
-
-def dotted(path: Sequence[PathPart]) -> str:
-    """``tools[0].input.properties.x``: how a field is named in messages."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + printable(part)
-    return out
-
-
-def _short_field(path: Sequence[PathPart]) -> str:
-    """A dotted field name cut short: deep paths would fill the terminal."""
-    return dotted(path) if len(path) <= 6 else dotted(path[:6]) + "..."
-
-
-@dataclass
-class Positions:
-    """Where each value (and each mapping key) of a document stood in its file."""
-
-    file: str
-    values: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
-    keys: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
-
-    def add_key(self, path: JsonPath, line: int, col: int) -> None:
-        """Record where the key ending ``path`` stands; a mapping's second one is an error."""
-        first = self.keys.get(path)
-        if first is not None:
-            message = f"duplicate key {path[-1]!r} (first at line {first[0]}, column {first[1]})"
-            raise fail(self.file, message, line, col, dotted(path))
-        self.keys[path] = (line, col)
-
-    def locate(self, path: Sequence[PathPart], key: bool = False) -> Location:
-        """The location of ``path``, or of its nearest ancestor that has one."""
-        table = self.keys if key else self.values
-        for end in range(len(path), -1, -1):
-            at = tuple(path[:end])
-            if found := table.get(at) or self.values.get(at):
-                return Location(self.file, *found)
-        return Location(self.file, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -78,7 +38,7 @@ class Document:
     # YAML: every position, from the composer. JSON (parsed fast, without positions):
     # None, and a path is found on demand in the text (``JsonLocator``).
     positions: Positions | None = None
-    _locator: Any = None  # a JsonLocator, made when first needed
+    _locator: JsonLocator | None = None  # made when first needed
     overlays: dict[JsonPath, Overlay] = field(default_factory=dict)
     # what an OpenAPI import adds beside the data (``openapi.to_manifest``)
     imported: Merged | None = None
@@ -104,11 +64,8 @@ class Document:
         if self.positions is not None:
             return self.positions.locate(path, key)
         if self._locator is None:  # JSON: find this one place, not every position
-            from mcpgen.load.json_text import JsonLocator
-
             self._locator = JsonLocator(self.text, self.file)
-        found_at: Location = self._locator.locate(path, key)
-        return found_at
+        return self._locator.locate(path, key)
 
 
 def display_path(path: Path) -> str:

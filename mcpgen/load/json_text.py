@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from mcpgen.load.document import JsonPath, PathPart, Positions, _short_field, dotted
 from mcpgen.load.limits import MAX_DEPTH, MAX_INT_DIGITS
+from mcpgen.load.positions import JsonPath, PathPart, Positions, dotted, short_field
 from mcpgen.problems import Location, cut, fail
 
 _JSON_WS = re.compile(r"[ \t\n\r]*")
@@ -68,7 +68,7 @@ def _json_positions(text: str, file: str) -> Positions:
         positions.values.setdefault(path, where(offset))
         if len(path) > MAX_DEPTH:
             message = f"nesting deeper than {MAX_DEPTH} levels"
-            raise fail(file, message, *where(offset), _short_field(path))
+            raise fail(file, message, *where(offset), short_field(path))
         ch = text[offset]  # (an IndexError at the end of the text)
         if ch in "{[":
             offset = skip(offset + 1)

@@ -10,8 +10,8 @@ from typing import Any, cast
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from mcpgen.load.document import JsonPath, PathPart, Positions, _short_field, dotted
 from mcpgen.load.limits import MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES
+from mcpgen.load.positions import JsonPath, PathPart, Positions, dotted, short_field
 from mcpgen.problems import InputError, cut, fail
 
 _TAG = "tag:yaml.org,2002:"
@@ -62,7 +62,7 @@ def _mark(node: Node) -> tuple[int, int]:
 
 def _at(node: Node, file: str, path: JsonPath, message: str) -> InputError:
     """An error located at ``node``, naming the (shortened) field ``path``."""
-    return fail(file, message, *_mark(node), _short_field(path))
+    return fail(file, message, *_mark(node), short_field(path))
 
 
 def _compose(text: str, file: str) -> tuple[Any, Positions]:
@@ -150,7 +150,7 @@ class _DepthFinder(_PyLoader):
         if index is not None and len(self.path) > MAX_DEPTH + 1:
             mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
             message = f"nesting deeper than {MAX_DEPTH} levels"
-            field = _short_field(tuple(self.path[1:]))
+            field = short_field(tuple(self.path[1:]))
             raise fail(self.file, message, mark.line + 1, mark.column + 1, field)
         try:
             return super().compose_node(parent, index)

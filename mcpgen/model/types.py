@@ -219,13 +219,6 @@ class Manifest:
         return self.handled_tools + tuple(own)
 
     @property
-    def dependencies(self) -> list[str]:
-        """What the generated package imports (its runtime's included), and the user's own."""
-        from mcpgen.vendoring import requirements
-
-        return [*requirements(self), *self.server.dependencies]
-
-    @property
     def shares_state(self) -> bool:
         """Replicas are planned (a Redis URL, or deployment files): the Redis backend goes in."""
         return self.http.redis_url is not None or self.deploy is not None
@@ -234,13 +227,6 @@ class Manifest:
     def extras(self) -> dict[str, list[str]]:
         """Optional dependencies besides ``test``."""
         return {"otel": list(OTEL_DEPENDENCIES)}
-
-    @property
-    def runtime_left_out(self) -> list[str]:
-        """The runtime modules the package does not carry that a carried one imports."""
-        from mcpgen.vendoring import left_out
-
-        return left_out(self)
 
     @property
     def test_dependencies(self) -> list[str]:

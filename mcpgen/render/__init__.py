@@ -24,7 +24,7 @@ from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
 from mcpgen.surface.lock import dumps as _lock_text
 from mcpgen.surface.lock import surface as _lock
-from mcpgen.vendoring import runtime_files
+from mcpgen.vendoring import left_out, requirements, runtime_files
 
 
 @dataclass
@@ -76,6 +76,9 @@ def context(manifest: Manifest, source: str | None = None) -> dict[str, Any]:
         "host_snippets": readme_snippets(manifest.server.name, manifest.server.script, env),
         "credential_env": [e for e in env if e.get("credential")],
         "d": deploy_data(manifest) if manifest.deploy else None,
+        # what the package imports (its runtime's included), and the user's own
+        "dependencies": [*requirements(manifest), *manifest.server.dependencies],
+        "runtime_left_out": left_out(manifest),  # told to mypy: imported by a carried module
     }
 
 
@@ -112,9 +115,9 @@ def render_without_models(manifest: Manifest, source: str | None = None) -> Outp
         if imported:  # a home for overrides of imported operations
             out.stubs[f"src/{pkg}/handlers/tools/__init__.py"] = init
             out.overrides.update(f"src/{pkg}/{handler_path('tools', t.ident)}" for t in imported)
-        for path, kind, item in _stubs(manifest):
+        for path, kind, item in stubs(manifest):
             out.stubs[path.rsplit("/", 1)[0] + "/__init__.py"] = init
-            out.stubs[path] = _stub(kind, item, ctx)
+            out.stubs[path] = stub(kind, item, ctx)
     with timing.phase("JSON files"):  # _spec.json, _search.json (search and code modes), lock
         data = spec_data(manifest)
         out.generated[f"src/{pkg}/_spec.json"] = spec_json(manifest, data)
@@ -145,23 +148,12 @@ def add_models(out: Output, manifest: Manifest, models: Models) -> None:
     out.formatted.update(f"src/{pkg}/models/{name}.py" for name in models.cached)
 
 
-def _stubs(manifest: Manifest) -> Iterator[tuple[str, str, Any]]:
+def stubs(manifest: Manifest) -> Iterator[tuple[str, str, Any]]:
     """(path, handler folder, item) of every handler stub (its template: the kind, singular)."""
     for kind in ("tools", "resources", "prompts", "completions"):
         for item in getattr(manifest, f"handled_{kind}"):
             yield f"src/{manifest.server.package}/{handler_path(kind, item.ident)}", kind, item
 
 
-def _stub(kind: str, item: Any, ctx: dict[str, Any]) -> str:
+def stub(kind: str, item: Any, ctx: dict[str, Any]) -> str:
     return render(f"stubs/{kind[:-1]}.py.jinja", **ctx, **{kind[:-1]: item})
-
-
-def handler_stub(manifest: Manifest, relative: str) -> str | None:
-    """The stub a build writes at ``relative`` (``src/<pkg>/handlers/<kind>/<ident>.py``),
-    formatted as on disk; None when it writes none there."""
-    from mcpgen.format import format_files
-
-    for path, kind, item in _stubs(manifest):
-        if relative == path:
-            return format_files({path: _stub(kind, item, context(manifest))})[path]
-    return None

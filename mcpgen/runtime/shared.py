@@ -27,17 +27,15 @@ to it, so listen streams end gracefully and clients re-listen and refetch).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from importlib.util import find_spec
 from types import TracebackType
-from typing import Any, Literal, Protocol
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.subscriptions import ServerEvent, SubscriptionBus
 
-from .errors import REDACTED
 from .local_cache import TTLCache, ValueCodec
 from .sealing import (
     BoundState,
@@ -46,6 +44,10 @@ from .sealing import (
     UserStateStore,
     check_secret,
 )
+from .shared_redis_link import redact_url, without_password
+
+if TYPE_CHECKING:
+    from .shared_redis import LimiterOutage
 
 __all__ = [
     "BoundState",
@@ -63,7 +65,6 @@ __all__ = [
     "without_password",
 ]
 
-LimiterOutage = Literal["local", "open", "closed"]
 RemoteListener = Callable[[ServerEvent], Awaitable[None]]
 
 
@@ -258,32 +259,3 @@ async def connect(url: str | None, **options: Any) -> SharedState:
     shared = shared_state(url, **options)
     await shared.start()
     return shared
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password (userinfo or ``?password=``), fit for logs and errors."""
-    scheme, sep, rest = url.partition("://")
-    if "@" in rest:  # up to the last @: a password may hold / ? # unencoded (urlsplit stops)
-        userinfo, _, host = rest.rpartition("@")
-        user = userinfo.split(":", 1)[0]
-        rest = f"{user}:{REDACTED}@{host}" if user else f"{REDACTED}@{host}"
-    try:
-        parts = urlsplit(scheme + sep + rest)
-        query = urlencode(
-            [
-                (k, REDACTED if k.lower() == "password" else v)
-                for k, v in parse_qsl(parts.query, keep_blank_values=True)
-            ]
-        )
-        return urlunsplit(parts._replace(query=query))
-    except ValueError:
-        return "<unparseable URL>"
-
-
-def without_password(text: str, url: str) -> str:
-    """``text`` without the password of ``url`` as ``redact_url`` finds it, nor its part
-    before an unencoded / ? # (which redis-py then reads as a port, and prints)."""
-    password = url.partition("://")[2].rpartition("@")[0].partition(":")[2]
-    for secret in sorted({password, re.split("[/?#]", password)[0]} - {""}, key=len)[::-1]:
-        text = text.replace(secret, REDACTED)
-    return text

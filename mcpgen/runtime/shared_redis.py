@@ -12,23 +12,23 @@ that expires once full again), ``<prefix>:cache:<namespace>:<hash>`` and
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import math
-import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from mcp.server.subscriptions import ServerEvent
 
 from .local_cache import Edit, Edits, TTLCache, ValueCodec
 from .sealing import SharedStateConfigError, SharedStateUnavailable, check_name
-from .shared import LimiterOutage, redact_url, without_password
 from .shared_local import LocalRateLimiter, check_limit, check_ttl
 from .shared_redis_bus import RedisBus
+from .shared_redis_link import RedisLink
 
-__all__ = ["RedisBackend", "RedisCache", "RedisLink", "RedisRateLimiter"]
+__all__ = ["LimiterOutage", "RedisBackend", "RedisCache", "RedisLink", "RedisRateLimiter"]
+
+LimiterOutage = Literal["local", "open", "closed"]  # the limiter while Redis is down
 
 logger = logging.getLogger(__name__)
 MAX_STATE_BYTES = 8 * 1024 * 1024  # a per-user value, sealed (Redis does one thing at a time)
@@ -66,101 +66,6 @@ redis.call('HSET', KEYS[1], 'tokens', string.format('%.6f', tokens), 'at', strin
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
 return {allowed, wait}
 """
-
-
-class RedisLink:
-    """One Redis client and what the set knows about reaching it: up or down, one warning
-    per outage, one line on recovery. While down, no call tries Redis (``run``): a probe in
-    the background does, each ``retry_interval`` (``_recover``)."""
-
-    def __init__(
-        self, url: str, *, retry_interval: float, probe_key: str, timeout: float = 1.0
-    ) -> None:
-        try:
-            import redis.asyncio as aioredis
-            from redis import exceptions
-            from redis.asyncio.retry import Retry
-            from redis.backoff import NoBackoff
-        except ImportError:
-            raise SharedStateConfigError(
-                "a Redis URL is configured but the redis package is missing: "
-                "pip install 'redis>=8.1,<9'"
-            ) from None
-        self.url = redact_url(url)
-        self._url = url  # (with its password: for scrub)
-        self.retry_interval = retry_interval
-        self.timeout = timeout
-        self.outage_errors: tuple[type[BaseException], ...] = (
-            exceptions.ConnectionError,  # includes authentication and "loading" errors
-            exceptions.TimeoutError,
-            exceptions.ResponseError,  # full (maxmemory), read-only replica, no such database
-            OSError,  # and TimeoutError, which asyncio.wait_for raises
-        )
-        self.watch_error: type[BaseException] = exceptions.WatchError
-        common: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
-        try:
-            # Commands: one immediate retry replaces a pooled connection that died with the
-            # server; a timeout is not retried (a stalled server would double the wait).
-            self.client: Any = aioredis.Redis.from_url(
-                url,
-                retry=Retry(NoBackoff(), 1, supported_errors=(exceptions.ConnectionError,)),
-                health_check_interval=5,
-                **common,
-            )
-            # The event subscription: no retry at all, so a reconnection is never silent
-            # (redis-py would resubscribe by itself and hide the gap in between).
-            self.subscriber: Any = aioredis.Redis.from_url(
-                url, retry=Retry(NoBackoff(), 0), **common
-            )
-        except ValueError as exc:
-            raise SharedStateConfigError(f"bad Redis URL {self.url}: {self.scrub(exc)}") from None
-        self.up = True
-        self.outages = 0
-        self._down_at = 0.0
-        self.probe_key = probe_key
-        self.probe: asyncio.Task[None] | None = None
-
-    def scrub(self, exc: BaseException) -> str:
-        return without_password(str(exc) or type(exc).__name__, self._url)
-
-    async def run(
-        self, command: Callable[..., Awaitable[Any]], /, *args: Any, **kwargs: Any
-    ) -> tuple[bool, Any]:
-        """``(True, reply)`` of one command, or ``(False, None)``: it failed, or Redis is down
-        (then it is not tried: no call waits on a frozen server)."""
-        if self.up:
-            try:
-                return True, await command(*args, **kwargs)
-            except self.outage_errors as exc:
-                self.failed(exc)
-        return False, None
-
-    def failed(self, exc: BaseException) -> None:
-        if self.up:
-            self.up = False
-            self.outages += 1
-            self._down_at = time.monotonic()
-            if self.probe is None or self.probe.done():  # one at a time
-                self.probe = asyncio.create_task(self._recover(), name="shared-redis-probe")
-            logger.warning(
-                "shared state: Redis at %s is unreachable (%s); serving degraded until it returns",
-                self.url,
-                self.scrub(exc),
-            )
-
-    async def _recover(self) -> None:
-        """The one way back up: a write, as a full or read-only Redis refuses one (XX: it
-        stores nothing). A read, a PUBLISH or a SUBSCRIBE such a Redis still takes."""
-        while not self.up:
-            await asyncio.sleep(self.retry_interval)
-            with contextlib.suppress(Exception):
-                await self.client.set(self.probe_key, 1, px=1000, xx=True)
-                self.up = True
-                logger.warning(
-                    "shared state: Redis at %s is reachable again after %.1f s",
-                    self.url,
-                    time.monotonic() - self._down_at,
-                )
 
 
 class RedisRateLimiter:

@@ -38,7 +38,7 @@ from .sealing import SharedStateConfigError
 
 if TYPE_CHECKING:
     from .local_cache import ValueCodec
-    from .shared_redis import RedisLink
+    from .shared_redis_link import RedisLink
 
 __all__ = ["RedisBus", "decode_event", "encode_event"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..load.limits import MAX_DOCUMENT_BYTES
-from ..problems import printable
+from ..problems import first_problem
 from .changes import COLLECTIONS, Json
 from .lock import VERSION, surface
 
@@ -140,17 +140,6 @@ def _surface_of(loaded: Any, shown: str) -> dict[str, Json]:
     if loaded.manifest is None:
         raise SourceError(first_problem(loaded.problems, shown))
     return surface(loaded.manifest)
-
-
-def first_problem(problems: Any, shown: str) -> str:
-    errors = problems.sorted()
-    errors = [p for p in errors if p.level.value == "error"] or errors
-    if not errors:
-        return f"{shown}: cannot be loaded"
-    more = f" (and {len(errors) - 1} more; run mcpgen validate)" if len(errors) > 1 else ""
-    first = errors[0]  # the command says "error: " once, so not the problem's own level
-    field = f"{printable(first.field)}: " if first.field else ""
-    return f"{printable(str(first.location))}: {field}{printable(first.message)}{more}"
 
 
 def _git(args: list[str], cwd: Path, spec: str) -> bytes:

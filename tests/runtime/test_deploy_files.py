@@ -19,6 +19,7 @@ from mcpgen.render import GENERATED_TEMPLATES, Output, context, runtime_files
 from mcpgen.render.deploy import deploy_templates
 from mcpgen.render.spec import spec_data
 from mcpgen.render.templates import render
+from mcpgen.vendoring import requirements
 from mcpgen.write import GENERATED_MARK, _obsolete
 
 pytestmark = pytest.mark.timeout(60)
@@ -212,9 +213,9 @@ def test_readme_says_when_affinity_is_needed() -> None:
 def test_redis_is_carried_and_a_dependency_with_deploy_only() -> None:
     plain, deployed = load(), load("deploy: {kubernetes: false}\n")
     assert not deploy_templates(plain)
-    assert not any(d.startswith("redis") for d in plain.dependencies)
+    assert not any(d.startswith("redis") for d in requirements(plain))
     assert not any("shared_redis" in path for path in runtime_files(plain))
-    assert "redis>=8.1,<9" in deployed.dependencies
+    assert "redis>=8.1,<9" in requirements(deployed)
     assert any(path.endswith("_runtime/shared_redis.py") for path in runtime_files(deployed))
     assert plain.extras == deployed.extras and "otel" in plain.extras
     assert sorted(deploy_templates(deployed)) == ["deploy/compose.yaml", "deploy/nginx.conf"]
@@ -258,7 +259,7 @@ def test_bad_deploy_settings_are_refused(extra: str, http: str) -> None:
 def test_a_plain_redis_url_default_is_accepted() -> None:
     manifest = load(http=", redisUrl: 'redis://cache:6379/0'")
     assert manifest.http.redis_url == "redis://cache:6379/0"
-    assert "redis>=8.1,<9" in manifest.dependencies
+    assert "redis>=8.1,<9" in requirements(manifest)
 
 
 def test_a_rebuild_without_deploy_removes_the_files(tmp_path: Path) -> None:
