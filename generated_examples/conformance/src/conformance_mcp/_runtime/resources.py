@@ -80,19 +80,21 @@ class ResourceBinding:
             return None  # a "." or ".." segment (even from %2F) names no item: never passed on
         return found
 
+    @cached_property
+    def secret_groups(self) -> list[int]:
+        """The pattern's groups that hold a value the API marks secret."""
+        from .uri import variables
+
+        names = self.names or variables(self.key)  # (as ``match`` names them)
+        groups = self.pattern.groupindex.items()
+        return [g for key, g in groups if unquote(names[int(key[1:])]) in self.secret]
+
     def cuts(self, uri: str) -> list[tuple[int, int]]:
         """Where the values of ``uri``'s secret variables are, if it matches (as read)."""
-        from .uri import MAX_URI, variables
+        from .uri import MAX_URI
 
         found = self.pattern.fullmatch(uri) if len(uri) <= MAX_URI else None
-        if found is None:
-            return []
-        names = self.names or variables(self.key)  # (as ``match`` names them)
-        spans = [
-            found.span(group)
-            for key, group in self.pattern.groupindex.items()
-            if unquote(names[int(key[1:])]) in self.secret
-        ]
+        spans = [] if found is None else [found.span(g) for g in self.secret_groups]
         return [span for span in spans if span[0] >= 0]  # (an absent query variable: -1)
 
 
