@@ -64,9 +64,10 @@ async def read(table: Any, uri: str, name: str, ctx: Any, limit: int) -> wire_bo
     if _inline(uri):
         return data_uri(uri, name, limit)
     found = None if table is None else table.find(uri)
+    shown = uri if table is None else table.shown(uri)  # (a secret variable's value REDACTED)
     if found is None or not table.policy.visible(ctx.identity, "resource", found[0].key):
         raise ToolError(  # a resource hidden from this caller is not named either
-            f"{name!r} names {uri!r}, which is not a resource of this server. A file argument "
+            f"{name!r} names {shown!r}, which is not a resource of this server. A file argument "
             "is the file's bytes, base64-encoded, or the URI of a resource this server lists "
             "(resources/list, resources/templates/list). A server cannot read the client's "
             "own resources: send such a file as base64."
@@ -74,14 +75,14 @@ async def read(table: Any, uri: str, name: str, ctx: Any, limit: int) -> wire_bo
     try:
         data, media = await table.data(uri, ctx)
     except MCPError as exc:
-        raise ToolError(f"{name!r}: reading {uri!r} failed: {exc.error.message}") from None
+        raise ToolError(f"{name!r}: reading {shown!r} failed: {exc.error.message}") from None
     except ResourceNotFound as exc:
-        raise ToolError(f"{name!r}: reading {uri!r} failed: {exc}") from None
+        raise ToolError(f"{name!r}: reading {shown!r} failed: {exc}") from None
     except NotImplementedError as exc:
         if not is_stub(exc, found[0].handler_path):
             raise
         raise ToolError(
-            f"{name!r}: the resource {uri!r} is not implemented yet: write its handler in "
+            f"{name!r}: the resource {shown!r} is not implemented yet: write its handler in "
             f"{found[0].handler_path}"
         ) from None
     if len(data) > limit:

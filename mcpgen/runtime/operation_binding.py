@@ -24,6 +24,7 @@ from mcp_types import INVALID_PARAMS
 from . import answers
 from .content import ResourceReturn, ToolReturn
 from .context import Context
+from .errors import REDACTED
 from .tools import Arguments, ToolBinding, ToolCall, plain
 from .wire import as_list
 
@@ -110,6 +111,7 @@ def resource_read(
         from .schemas import validator as schema_validator
 
         validator = schema_validator(schema, formats=True)
+    secret = {p["argument"] for p in operation["params"] if p.get("secret")}
 
     async def read(variables: dict[str, str], ctx: Context) -> ResourceReturn:
         # template variable names are percent-encoded where RFC 6570 needs it; the
@@ -119,7 +121,14 @@ def resource_read(
             unquote(k): _typed(v, given.get(unquote(k)), schema) for k, v in variables.items()
         }
         if validator is not None:
-            errors = [e.message for e in islice(validator.iter_errors(arguments), 5)]  # (not all)
+            errors = [  # (not all; a secret argument's value, which jsonschema quotes, not shown)
+                (
+                    e.message.replace(repr(e.instance), REDACTED, 1)
+                    if e.path and e.path[0] in secret
+                    else e.message
+                )
+                for e in islice(validator.iter_errors(arguments), 5)
+            ]
             if errors:
                 raise MCPError(INVALID_PARAMS, "Invalid resource URI: " + "; ".join(errors))
         result = await upstream.call(operation, arguments, ctx)

@@ -48,6 +48,7 @@ class ResourceBinding:
     handler_path: str = ""
     names: list[str] = field(default_factory=list)
     raw: bool = False  # variables as written (an API's read decodes them itself)
+    secret: frozenset[str] = frozenset()  # arguments the API marks secret (password, writeOnly)
 
     @property
     def key(self) -> str:
@@ -79,6 +80,23 @@ class ResourceBinding:
             return None  # a "." or ".." segment (even from %2F) names no item: never passed on
         return found
 
+    @cached_property
+    def secret_groups(self) -> list[int]:
+        """The pattern's groups that hold a value the API marks secret."""
+        from .uri import variables
+
+        names = self.names or variables(self.key)  # (as ``match`` names them)
+        groups = self.pattern.groupindex.items()
+        return [g for key, g in groups if unquote(names[int(key[1:])]) in self.secret]
+
+    def cuts(self, uri: str) -> list[tuple[int, int]]:
+        """Where the values of ``uri``'s secret variables are, if it matches (as read)."""
+        from .uri import MAX_URI
+
+        found = self.pattern.fullmatch(uri) if len(uri) <= MAX_URI else None
+        spans = [] if found is None else [found.span(g) for g in self.secret_groups]
+        return [span for span in spans if span[0] >= 0]  # (an absent query variable: -1)
+
 
 def contents(
     value: ResourceReturn, uri: str, mime_type: str | None
@@ -100,6 +118,7 @@ class ResourceTable:
     def __init__(self, bindings: Sequence[ResourceBinding], policy: Policy | None = None) -> None:
         self.fixed = [b for b in bindings if not b.is_template]
         self.templates = [b for b in bindings if b.is_template]
+        self.secret = [b for b in self.templates if b.secret]
         self.policy = policy or Policy()
         self.events: Any = None
         self.registry: Any = {}
@@ -125,6 +144,14 @@ class ResourceTable:
                 return binding, variables
         return None
 
+    def shown(self, uri: str) -> str:
+        """``uri`` as spans, logs and errors show it: the values of the variables the API
+        marks secret REDACTED where a template that has one matches (where it, or any other
+        such template, would read them), then credential-like query values."""
+        from .uri import redacted
+
+        return redact_query(redacted(uri, [cut for b in self.secret for cut in b.cuts(uri)]))
+
     def static(self, uri: str) -> tuple[ResourceBinding, dict[str, str]] | None:
         """A resource with static content (for prompts that embed one)."""
         found = self.find(uri)
@@ -143,12 +170,12 @@ class ResourceTable:
         policy hides what a caller may not use)."""
         found = self.find(uri)
         if found is None:
-            raise not_found(uri)
+            raise not_found(self.shown(uri))
         try:
             self.policy.check(identity, "resource", found[0].key)
         except Forbidden as exc:
             if self.policy.hide_unauthorized:
-                raise not_found(uri) from None
+                raise not_found(self.shown(uri)) from None
             raise exc.error() from None
         return found
 
@@ -186,28 +213,27 @@ class ResourceTable:
             value = await binding.read(variables, context)
         except InputRequired as asked:
             return input_required(asked, context)
-        except ResourceNotFound as exc:
-            raise not_found(uri, str(exc)) from None
-        except ToolError as exc:
-            raise MCPError(INVALID_REQUEST, str(exc), data={"uri": echoed(uri)}) from None
         except MCPError:
             raise
-        except NotImplementedError as exc:
-            if not is_stub(exc, binding.handler_path):
-                logger.exception("reading resource %s failed", redact_query(uri))
-                raise MCPError(
-                    INTERNAL_ERROR, f"Reading {uri!r} failed (see the server log)"
-                ) from None
-            raise MCPError(
-                INTERNAL_ERROR,
-                f"Resource {uri!r} is not implemented yet: write its handler in "
-                f"{binding.handler_path}",
-                data={"uri": uri},
-            ) from None
-        except Exception:
-            logger.exception("reading resource %s failed", redact_query(uri))
-            raise MCPError(INTERNAL_ERROR, f"Reading {uri!r} failed (see the server log)") from None
+        except Exception as exc:
+            raise failed(exc, self.shown(uri), binding.handler_path) from None
         return types.ReadResourceResult(contents=contents(value, uri, mime_type))
+
+
+def failed(exc: Exception, uri: str, handler_path: str) -> MCPError:
+    """The error of a read that raised ``exc`` (``uri`` as shown: ``ResourceTable.shown``)."""
+    if isinstance(exc, ResourceNotFound):
+        return not_found(uri, str(exc))
+    if isinstance(exc, ToolError):
+        return MCPError(INVALID_REQUEST, str(exc), data={"uri": echoed(uri)})
+    if isinstance(exc, NotImplementedError) and is_stub(exc, handler_path):
+        return MCPError(
+            INTERNAL_ERROR,
+            f"Resource {uri!r} is not implemented yet: write its handler in {handler_path}",
+            data={"uri": uri},
+        )
+    logger.exception("reading resource %s failed", uri)
+    return MCPError(INTERNAL_ERROR, f"Reading {uri!r} failed (see the server log)")
 
 
 def resource_bindings(
@@ -226,6 +252,7 @@ def resource_bindings(
             if upstream is None:
                 upstream = Upstream(spec["upstream"], spec["server"]["package"])
             read = resource_read(upstream, entry["http"], entry.get("input"))
+        params = (entry.get("http") or {}).get("params", [])
         bindings.append(
             ResourceBinding(
                 definition,
@@ -234,6 +261,7 @@ def resource_bindings(
                 handler_path=entry.get("handler", ""),
                 names=list(entry.get("variables", [])),
                 raw=read is not None and definition["name"] not in handlers.resources,
+                secret=frozenset(p["argument"] for p in params if p.get("secret")),
             )
         )
     return bindings

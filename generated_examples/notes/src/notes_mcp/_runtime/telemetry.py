@@ -16,6 +16,8 @@ from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from .errors import redact_query
+
 logger = logging.getLogger(__name__)
 BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 _SESSION_KEY = "mcpgen.telemetry.session"
@@ -61,6 +63,7 @@ class Telemetry:
             "mcp.server.session.duration", "Duration of an MCP session as the server saw it", self
         )
         self.names: frozenset[str] = frozenset()  # tool and prompt names that may be labels
+        self.uris: Callable[[str], str] = redact_query  # a resource URI as spans show it
         self.methods = known_methods()
 
     def middleware(self) -> Any:
@@ -71,7 +74,7 @@ class Telemetry:
         from opentelemetry.trace import INVALID_SPAN, get_current_span
         from pydantic import ValidationError
 
-        operations, network, tracing = self.operations, self.network, self.tracing
+        operations, network, tracing, uris = self.operations, self.network, self.tracing, self.uris
         protocol = "websocket" if self.transport == "websocket" else "http"
         perf_counter, labelled = time.perf_counter, self._labelled
 
@@ -82,7 +85,7 @@ class Telemetry:
             if tracing:
                 span = get_current_span()
                 if span.is_recording():
-                    _describe(span, ctx, network, protocol)
+                    _describe(span, ctx, network, protocol, uris)
             if version not in SUPPORTED_PROTOCOL_VERSIONS:
                 version = "_OTHER"  # a label, bounded like the method
             if version not in MODERN_PROTOCOL_VERSIONS:
@@ -228,7 +231,7 @@ class Histogram:
         point[3] += 1
 
 
-def _describe(span: Any, ctx: Any, network: str, protocol: str) -> None:
+def _describe(span: Any, ctx: Any, network: str, protocol: str, uris: Callable[..., str]) -> None:
     """The SDK's span of ``ctx``'s message: where it came from, on which session."""
     span.set_attribute("network.transport", network)
     if network == "tcp":
@@ -238,9 +241,7 @@ def _describe(span: Any, ctx: Any, network: str, protocol: str) -> None:
         span.set_attribute("mcp.session.id", session_id)
     uri = ctx.params.get("uri") if ctx.method in URI_METHODS and ctx.params else None
     if isinstance(uri, str):
-        from .errors import redact_query
-
-        span.set_attribute("mcp.resource.uri", redact_query(uri))
+        span.set_attribute("mcp.resource.uri", uris(uri))
     # The HTTP request's own ``traceparent`` (a proxy's, say) is a link of the MCP span,
     # whose parent is the one in ``params._meta`` (as the conventions say).
     headers = getattr(ctx.request, "headers", None)
@@ -334,6 +335,8 @@ def install(server: Any) -> None:
     server.middleware[0] = when_traced
     if ACTIVE is not None:
         ACTIVE.names = names
+        resources = getattr(server, "resources", None)
+        ACTIVE.uris = resources.shown if resources and resources.secret else redact_query
         server.middleware.insert(1, ACTIVE.middleware())
 
 

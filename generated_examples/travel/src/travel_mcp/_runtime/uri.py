@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from .errors import REDACTED
+
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
 _OPERATORS = "+#./;?&"
 MAX_URI = 4096  # characters of a URI a template is matched against (longer: no match)
@@ -84,6 +86,16 @@ def match(pattern: Any, names: list[str], uri: str, decode: bool = True) -> dict
         for key, value in found.groupdict().items()
         if value is not None
     }
+
+
+def redacted(uri: str, spans: list[tuple[int, int]]) -> str:
+    """``uri`` with each ``(start, end)`` span REDACTED (overlapping ones as one)."""
+    parts, at = [], 0
+    for start, end in sorted(spans):
+        if start >= at:  # (one within or across a span cut: the same REDACTED)
+            parts += [uri[at:start], REDACTED]
+        at = max(at, end)
+    return "".join(parts) + uri[at:]
 
 
 def expand(template: str, values: Mapping[str, Any]) -> str:
