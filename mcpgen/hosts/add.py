@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from mcpgen.host_entries import Json, ProjectError
+from mcpgen.host_entry import Json, ProjectError
 from mcpgen.load.document import display_path
 from mcpgen.problems import InputError, fail
 

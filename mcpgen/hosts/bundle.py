@@ -15,7 +15,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcpgen.host_entries import EnvVar, ProjectError, render
+from mcpgen.host_entry import EnvVar, ProjectError, render
 
 from .project import STDIO, Json, Project, require_stdio
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from mcpgen.host_entries import ProjectError, render
+from mcpgen.host_entry import ProjectError, render
 from mcpgen.load import MAX_DEPTH, json_text
 
 from .project import Json, describe, launcher

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import click
 
 from mcpgen.health import stubs_left
-from mcpgen.host_entries import HOSTS, ProjectError, build_entry, merge, render
+from mcpgen.host_entry import HOSTS, ProjectError, build_entry, merge, render
 
 from . import install as inst
 from .bundle import RUNTIMES, build_bundle

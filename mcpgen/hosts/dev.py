@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcpgen.host_entries import ProjectError
+from mcpgen.host_entry import ProjectError
 
 from .project import describe, launcher, script_in, venv_bin
 

@@ -1,4 +1,4 @@
-"""A project's entry (``host_entries``) merged into a host's MCP config file: other servers
+"""A project's entry (``host_entry``) merged into a host's MCP config file: other servers
 and keys kept, backed up first, unchanged when already there, untouched when not valid JSON."""
 
 from __future__ import annotations
@@ -11,16 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcpgen.host_entries import (
-    Entry,
-    Host,
-    Launcher,
-    ProjectError,
-    entry_env,
-    merge,
-    render,
-    runs_same,
-)
+from mcpgen.host_entry import Entry, Host, Launcher, ProjectError, env_of, merge, render, runs_same
 
 from .project import STDIO, Project, venv_bin
 
@@ -53,7 +44,7 @@ def names_project(existing: Json, project: Project | None) -> bool:
         return False
     root, command = project.root, Path(str(existing.get("command")))
     venv = command.parent == venv_bin(root / ".venv") and command.stem == project.script
-    source = entry_env(existing).get("PYTHONPATH") == str(root / "src")
+    source = env_of(existing).get("PYTHONPATH") == str(root / "src")
     args = existing.get("args")
     return isinstance(args, list) and args in (
         ["--from", str(root), project.script, *STDIO] if command.name == "uvx" else None,

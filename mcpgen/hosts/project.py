@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mcpgen.host_entries import EnvVar, Launcher, ProjectError, env_vars, needed_env
+from mcpgen.host_entry import EnvVar, Launcher, ProjectError, env_vars, needed_env
 from mcpgen.runtime.settings import TRANSPORTS, offered
 from mcpgen.surface.lock import wire
 

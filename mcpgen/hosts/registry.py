@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mcpgen.host_entries import ProjectError
+from mcpgen.host_entry import ProjectError
 from mcpgen.model.relax import shorten
 
 from .project import Json, Project

@@ -13,7 +13,7 @@ from typing import Any
 
 from mcpgen import __version__
 from mcpgen import timings as timing
-from mcpgen.host_entries import readme_snippets
+from mcpgen.host_entry import readme_snippets
 from mcpgen.identifiers import handler_path
 from mcpgen.model import examples
 from mcpgen.model.types import Manifest

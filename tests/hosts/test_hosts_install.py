@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from hostkit import copy_example, fake_venv, private_copy
 
-from mcpgen import host_entries as entries
+from mcpgen import host_entry as entries
 from mcpgen.cli import main
 from mcpgen.hosts import install as inst
 from mcpgen.hosts.project import describe
@@ -246,7 +246,7 @@ def test_print_shows_the_entry_and_writes_nothing(home: Path, tmp_path: Path) ->
 def test_launcher_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from mcpgen.host_entries import ProjectError
+    from mcpgen.host_entry import ProjectError
     from mcpgen.hosts.project import launcher
 
     bare = describe(private_copy(tmp_path / "a"))  # not installed in this interpreter
@@ -352,7 +352,7 @@ def test_call_and_list_skip_a_path_script_of_another_install(
 def test_dev_does_not_fall_back_to_a_path_script_of_another_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mcpgen.host_entries import ProjectError
+    from mcpgen.host_entry import ProjectError
     from mcpgen.hosts.dev import _server_for
 
     ours, _, bindir = _other_install(tmp_path, monkeypatch)

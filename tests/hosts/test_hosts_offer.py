@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hostkit import copy_example, mcpgen
 
-from mcpgen.host_entries import ProjectError
+from mcpgen.host_entry import ProjectError
 from mcpgen.hosts.bundle import build_bundle
 from mcpgen.hosts.dev import _server_for
 from mcpgen.hosts.project import describe, launcher

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen import host_entries as entries
+from mcpgen import host_entry as entries
 from mcpgen.hosts import install as inst
 
 

@@ -127,7 +127,7 @@ def build_entry(
 ) -> Entry:
     """The entry; each needed variable from ``values`` (``--env``), else the existing entry's
     filled-in value, else its default, else a placeholder (VS Code: an ``${input:...}``)."""
-    given, old = dict(values or {}), entry_env(existing)
+    given, old = dict(values or {}), env_of(existing)
     env: dict[str, str] = dict(run.env)
     entry = Entry(server, {})
     for var in needed:
@@ -154,7 +154,7 @@ def build_entry(
     return entry
 
 
-def entry_env(entry: Json) -> Mapping[str, Json]:
+def env_of(entry: Json) -> Mapping[str, Json]:
     env = entry.get("env") if isinstance(entry, Mapping) else None
     return env if isinstance(env, Mapping) else {}
 
@@ -166,7 +166,7 @@ def runs_same(existing: Json, run: Launcher) -> bool:
         isinstance(existing, Mapping)
         and existing.get("command") == run.command
         and existing.get("args", []) == list(run.args)
-        and all(entry_env(existing).get(name) == value for name, value in run.env.items())
+        and all(env_of(existing).get(name) == value for name, value in run.env.items())
     )
 
 
