@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen.host_entry import EnvVar, Launcher, ProjectError, env_vars, needed_env
+from mcpgen.render.lock import wire
 from mcpgen.runtime.settings import TRANSPORTS, offered
-from mcpgen.surface.lock import wire
 
 Json = Any
 
