@@ -1,7 +1,7 @@
 """The generator's stages import each other one way (issue 29: load -> check -> model ->
-render -> format -> write, ``pipeline`` above them): no module of theirs is in a circle of
-imports, counting imports inside functions and under ``TYPE_CHECKING`` (a reader follows
-those too)."""
+render -> format -> write, ``pipeline`` above them, the OpenAPI front end among them): no
+module of theirs is in a circle of imports, counting imports inside functions and under
+``TYPE_CHECKING`` (a reader follows those too), nor imports a command built on them."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import mcpgen
 
 ROOT = Path(mcpgen.__file__).parent
 STAGES = ("load", "check", "openapi", "model", "render", "format", "pipeline", "vendoring", "cache")
-# still importing each other (being untangled apart)
 # the commands built on the stages (surface: `mcpgen diff`): no stage imports them (issue 29)
 COMMANDS = ("hosts", "cli", "health", "surface")
+# still importing each other (being untangled apart)
 TANGLED = {"mcpgen.openapi.one_way", "mcpgen.openapi.plans", "mcpgen.openapi.schema"}
 
 
