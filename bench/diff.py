@@ -67,7 +67,7 @@ def run_diff(tree: Path, env: dict[str, str], old: Path, new: Path) -> float:
 
 def make_lock(tree: Path, env: dict[str, str], source: Path, lock: Path) -> None:
     code = (
-        "import sys; from mcpgen.surface import sources; from mcpgen.surface.lock import dumps; "
+        "import sys; from mcpgen.surface import sources; from mcpgen.render.lock import dumps; "
         "open(sys.argv[2], 'w').write(dumps(sources.load(sys.argv[1])))"
     )
     subprocess.run(

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from mcpgen import timings as timing
 from mcpgen.check import formats
-from mcpgen.check.ref_depth import deep_references
 from mcpgen.check.semantics import check_semantics
 from mcpgen.check.structure import broken_entries, check_structure
 from mcpgen.format import Engine, format_files
@@ -21,7 +20,7 @@ from mcpgen.model import remembered
 from mcpgen.model.build import build_model
 from mcpgen.model.types import Manifest
 from mcpgen.openapi import import_openapi, is_openapi
-from mcpgen.openapi.sources import Sources
+from mcpgen.openapi.sources import Sources, deep_references
 from mcpgen.openapi.to_manifest import merge, synthesize
 from mcpgen.problems import InputError, Level, Problem, Problems
 
@@ -72,7 +71,7 @@ def load_document(doc: Document, strict: bool = False, name: str | None = None) 
 
 def too_deep(doc: Document | None) -> Problems:
     """After a walk of ``doc`` ran out of stack: an error where its deepest chain of
-    references starts (``check.ref_depth``); none when there is no such chain."""
+    references starts (``openapi.sources``); none when there is no such chain."""
     return deep_references(Sources(doc, Problems())) if doc is not None else Problems()
 
 

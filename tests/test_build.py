@@ -503,7 +503,7 @@ def test_context_cost_is_the_size_of_the_tools_list_result(tmp_path: Path) -> No
     # what tools/list sends: compact JSON, non-ASCII as UTF-8
     expected = len(json.dumps(listed, ensure_ascii=False, separators=(",", ":")).encode())
     assert context_cost(manifest) == (READABLE_TOOLS + 1, expected)
-    from mcpgen.surface.lock import surface
+    from mcpgen.render.lock import surface
 
     assert surface(manifest)["totals"]["toolsListBytes"] == expected  # the lock says the same
     assert json.loads(spec_json(manifest)) == json.loads(json.dumps(spec_data(manifest)))

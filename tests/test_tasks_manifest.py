@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from mcpgen.cli import main
 from mcpgen.pipeline import load_manifest
+from mcpgen.render.lock import surface
 from mcpgen.render.spec import tool_entry
-from mcpgen.surface.lock import surface
 
 SOURCE = Path(__file__).parent / "fixtures" / "tasks" / "tasks.yaml"
 

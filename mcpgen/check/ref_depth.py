@@ -1,75 +1,18 @@
 """Chains of local ``$ref``: those leading back to themselves without describing a value
-(``A: {$ref: B}``, ``B: {allOf: [{$ref: A}]}``); where a document that ran a stage out of
-stack nests deepest, its references followed; inheritance longer than ``MAX_BASES``."""
+(``A: {$ref: B}``, ``B: {allOf: [{$ref: A}]}``); inheritance longer than ``MAX_BASES``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
 
-from mcpgen.check.schemas import Json, located, pointer, schema_nodes
+from mcpgen.check.schemas import Json, located, schema_nodes
 from mcpgen.load import JsonPath
-from mcpgen.problems import Level, Problem, Problems
-
-if TYPE_CHECKING:
-    from mcpgen.openapi.sources import Key, Sources
 
 Resolve = Callable[[str], Json]  # a local $ref's target (None when it names nothing)
 # the model generator's time grows with the cube of an inheritance chain (150: 7 s, 400: 3 min)
 MAX_BASES = 150
 Settled = dict[int, tuple[Json, bool]]  # id of a $ref object -> it, whether it leads back
 Depths = dict[int, tuple[Json, int]]  # id of a schema -> it (kept alive), its links
-
-
-def _target(sources: Sources, src: int, node: dict[str, Json]) -> tuple[Key, Json] | None:
-    """(file, path) and value of the container ``node``'s ``$ref`` (in file ``src``) names."""
-    ref = node.get("$ref")
-    key = sources.parse_ref(src, (), ref) if isinstance(ref, str) else None
-    found = None if key is None else sources.value(key)
-    return (key, found) if key is not None and _nested(found) else None
-
-
-def _nested(value: Json) -> bool:
-    return isinstance(value, dict | list)
-
-
-def deep_references(sources: Sources) -> Problems:
-    """An error at the referenced definition that nests deepest, counting through references
-    (a recursive one counts nothing); none when the document refers to nothing."""
-    data = sources.items[0].doc.data
-    height: dict[int, int] = {}  # id of a container -> levels at and below it
-    targets: dict[int, Key] = {}  # id of a referenced container -> its file and path
-    active: set[int] = set()
-    stack: list[tuple[int, Json, bool]] = [(0, data, False)] if _nested(data) else []
-    quiet, sources.quiet = sources.quiet, True  # a broken reference is reported elsewhere
-    while stack:
-        src, node, done = stack.pop()
-        key = id(node)
-        if not done and (key in height or key in active):
-            continue
-        kids = [(src, k) for k in (node.values() if isinstance(node, dict) else node) if _nested(k)]
-        found = _target(sources, src, node) if isinstance(node, dict) else None
-        kids += [(found[0][0], found[1])] if found is not None else []  # (in the target's file)
-        if done:
-            active.discard(key)
-            height[key] = 1 + max((height.get(id(k), 0) for _, k in kids), default=0)
-        else:
-            active.add(key)
-            stack += [(src, node, True), *((s, k, False) for s, k in kids)]
-            if found is not None:
-                targets[id(found[1])] = found[0]
-    sources.quiet = quiet
-    problems = Problems()
-    if deep := [(height[key], where) for key, where in targets.items()]:
-        levels, (src, path) = max(deep, key=lambda item: item[0])
-        message = (
-            f"nests {levels} levels deep once its $ref are followed (a chain of definitions "
-            "each referring to the next), too deep for mcpgen to walk: shorten the chain"
-        )
-        merged = sources.items[src].doc.overlay(path)  # a definition imported from OpenAPI
-        field = pointer(path) if merged is None else merged.pointer
-        problems.add(Problem(Level.ERROR, sources.location(src, path), field, message, path))
-    return problems
 
 
 def _in_place(schema: Json) -> Iterator[dict[str, Json]]:

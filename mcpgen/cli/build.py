@@ -25,7 +25,7 @@ from mcpgen.model.types import Manifest
 from mcpgen.pipeline import handler_stub, load_manifest, render_files, too_deep
 from mcpgen.problems import InputError, Level, Problem, Problems
 from mcpgen.render import LOCK_FILE, Output
-from mcpgen.surface.lock import estimate_tokens, share_equal
+from mcpgen.render.lock import estimate_tokens, share_equal
 from mcpgen.write import apply, diff, foreign, plan, unsafe_root
 from mcpgen.write.rename import RenameError, plan_moves
 from mcpgen.write.rename import parse as parse_renames

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import yaml
 
+from mcpgen.host_entry import Json, ProjectError
 from mcpgen.load.document import display_path
 from mcpgen.problems import InputError, fail
-
-from .project import Json, ProjectError
 
 
 def skeleton(kind: str, name: str, server: str, uri: str | None = None) -> dict[str, Json]:

@@ -15,8 +15,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .install import render
-from .project import STDIO, EnvVar, Json, Project, ProjectError, require_stdio
+from mcpgen.host_entry import EnvVar, ProjectError, render
+
+from .project import STDIO, Json, Project, require_stdio
 
 RUNTIMES = ("uv", "python")
 MAIN = '''"""Start the bundled {name} MCP server over stdio (written by mcpgen bundle)."""

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from mcpgen.host_entry import ProjectError, render
 from mcpgen.load import MAX_DEPTH, json_text
 
-from .install import render
-from .project import Json, ProjectError, describe, launcher
+from .project import Json, describe, launcher
 
 if TYPE_CHECKING:
     from mcp.client import Client

@@ -14,11 +14,12 @@ from typing import Any, NoReturn
 import click
 
 from mcpgen.health import stubs_left
+from mcpgen.host_entry import HOSTS, ProjectError, build_entry, merge, render
 
 from . import install as inst
 from .bundle import RUNTIMES, build_bundle
 from .call import EXIT_BAD_INPUT, call_tool, list_server, run
-from .project import KINDS, ProjectError, describe, launcher
+from .project import KINDS, describe, launcher
 from .registry import PLACEHOLDER_NAMESPACE, check_replaceable
 from .registry import server_json as make_server_json
 
@@ -66,7 +67,7 @@ _python = click.option(
 
 
 @click.command()
-@click.argument("host", type=click.Choice(list(inst.HOSTS)))
+@click.argument("host", type=click.Choice(list(HOSTS)))
 @click.argument("project", type=FOLDER)
 @click.option("--name", help="Entry name (default: the server's name).")
 @_env
@@ -110,13 +111,13 @@ def install(
         proj = describe(project)
         name = name or proj.name
         run = launcher(proj, python=python, kind=kind)
-        spec = inst.HOSTS[host]
+        spec = HOSTS[host]
         path = config or inst.config_path(spec)
         existing = None if show else inst.replaceable(path, spec, name, run, force, proj)
-        entry = inst.build_entry(spec, name, proj.needed_env("stdio"), run, env, existing)
+        entry = build_entry(spec, name, proj.needed_env("stdio"), run, env, existing)
         say(f"launcher: {run.kind}: {run.note}")
         if show:
-            click.echo(inst.render(inst.merge(spec, {}, entry)), nl=False)
+            click.echo(render(merge(spec, {}, entry)), nl=False)
         else:
             outcome = inst.write_config(path, spec, entry)
             if outcome.changed:
@@ -258,7 +259,7 @@ def bundle(
         registry_path.parent.mkdir(parents=True, exist_ok=True)
         built = build_bundle(proj, target, runtime, str(python) if python else None, registry_path)
         document = make_server_json(proj, registry_name, mcpb_url, built.sha256, repository)
-        registry_path.write_text(inst.render(document), "utf-8")
+        registry_path.write_text(render(document), "utf-8")
     except ProjectError as exc:
         fail(str(exc))
     except OSError as exc:  # a read-only folder, a full disk

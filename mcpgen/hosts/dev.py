@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .project import ProjectError, describe, launcher, script_in, venv_bin
+from mcpgen.host_entry import ProjectError
+
+from .project import describe, launcher, script_in, venv_bin
 
 POLL = 0.3  # seconds between two looks at the modification times
 

@@ -15,36 +15,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mcpgen.host_entry import EnvVar, Launcher, ProjectError, env_vars, needed_env
+from mcpgen.render.lock import wire
 from mcpgen.runtime.settings import TRANSPORTS, offered
-from mcpgen.surface.lock import wire
 
 Json = Any
-
-
-class ProjectError(Exception):
-    """Bad input to a host command (exit status 2); ``lines``: the problems, printed first."""
-
-    def __init__(self, message: str, lines: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.lines = lines or []
-
-
-@dataclass(frozen=True)
-class EnvVar:
-    name: str
-    description: str = ""
-    secret: bool = False
-    required: bool = False
-    default: str | None = None
-    # transports it matters for; empty = all of them (listener settings are http-only)
-    transports: tuple[str, ...] = ()
-    credential: bool = False  # of the wrapped API (a client id too, not only a secret)
-
-
-def needed_env(environment: list[EnvVar], transport: str = "stdio") -> list[EnvVar]:
-    """What a host must set: the server fails without it, or it is (part of) a credential."""
-    needed = (v for v in environment if v.required or v.secret or v.credential)
-    return [v for v in needed if not v.transports or transport in v.transports]
 
 
 @dataclass(frozen=True)
@@ -154,42 +129,6 @@ def _surface(
         modes = package / "_runtime" / "modes.json"
         tools += _read(modes).get(mode, []) if modes.is_file() else []
     return tools, definitions("prompts")
-
-
-def env_vars(items: Json, where: Path | str) -> list[EnvVar]:
-    """The ``environment`` entries of a ``_spec.json`` (``where``: for the error)."""
-    if not isinstance(items, list):  # spec format 1, before the list
-        raise ProjectError(f"{where}: no environment list: built by an older mcpgen, rebuild it")
-    out = []
-    for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise ProjectError(f"{where}: environment entries need a name: {item!r}")
-        default = item.get("default")
-        out.append(
-            EnvVar(
-                name=item["name"],
-                description=str(item.get("description") or ""),
-                secret=bool(item.get("secret")),
-                required=bool(item.get("required")),
-                default=None if default is None else str(default),
-                transports=tuple(item.get("transports") or ()),
-                credential=bool(item.get("credential")),
-            )
-        )
-    return out
-
-
-@dataclass(frozen=True)
-class Launcher:
-    command: str  # absolute when it can be
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    kind: str = "venv"  # venv | python | source | path | uvx
-    note: str = ""  # one line: what was chosen and why
-
-    @property
-    def argv(self) -> list[str]:
-        return [self.command, *self.args]
 
 
 KINDS = ("venv", "python", "source", "path", "uvx")

@@ -7,9 +7,10 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mcpgen.host_entry import ProjectError
 from mcpgen.model.relax import shorten
 
-from .project import Json, Project, ProjectError
+from .project import Json, Project
 
 SCHEMA_BASE = "https://static.modelcontextprotocol.io/schemas/"  # then DATE/server.schema.json
 SCHEMA_URL = SCHEMA_BASE + "2025-12-11/server.schema.json"

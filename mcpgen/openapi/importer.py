@@ -9,7 +9,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpgen import identifiers as names
-from mcpgen.check.ref_depth import deep_references
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi import naming, swagger2
 from mcpgen.openapi.inputs import InputImport
@@ -22,6 +21,7 @@ from mcpgen.openapi.parts import Built, Candidate
 from mcpgen.openapi.result import Body, OpenAPIImport, Operation, Param
 from mcpgen.openapi.schema import LongChain, SchemaConverter
 from mcpgen.openapi.security import SecurityImport
+from mcpgen.openapi.sources import deep_references
 from mcpgen.problems import Level, Location, Problem, Problems
 
 Json = Any

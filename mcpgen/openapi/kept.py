@@ -16,15 +16,14 @@ from collections.abc import Iterator
 from dataclasses import fields
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpgen import cache
-from mcpgen.openapi.parts import Built, Candidate
+from mcpgen.openapi.parts import Built, Candidate, Importer
 from mcpgen.openapi.result import Body, Operation, Param
 from mcpgen.problems import Level
 
 if TYPE_CHECKING:
-    from mcpgen.openapi.importer import _Importer
     from mcpgen.openapi.schema import SchemaConverter
 
 Json = Any
@@ -107,6 +106,10 @@ def kept_as(converter: SchemaConverter, name: str, new: bool) -> Iterator[None]:
     finally:
         converter.deps[name] = frozenset(inside)
         sources.heard, converter.met = heard, met
+
+
+class _Importer(Importer, Protocol):
+    def build(self, cand: Candidate, name: str) -> Built: ...
 
 
 class Kept:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpgen.load import Document, JsonPath
 from mcpgen.openapi.result import Operation
 from mcpgen.openapi.sources import Sources
 from mcpgen.problems import Problems
+
+if TYPE_CHECKING:
+    from mcpgen.openapi.schema import SchemaConverter
 
 Json = Any
 
@@ -120,3 +123,32 @@ class ImportBase:
         if value is not None and not isinstance(value, list):
             self.error(src, path, f"{what} must be a list")
         return value if isinstance(value, list) else []
+
+
+class Importer(Protocol):
+    """What ``swagger2`` and ``kept`` use of the importer (``inputs.InputImport``,
+    ``importer._Importer``), which imports them."""
+
+    data: dict[str, Any]
+    raw_options: dict[str, Any] | None
+    problems: Problems
+    sources: Sources
+    converter: SchemaConverter
+
+    def error(self, src: int, path: JsonPath, message: str) -> None: ...
+
+    def warn(self, src: int, path: JsonPath, message: str) -> None: ...
+
+    def parameter(
+        self, src: int, path: JsonPath, param: dict[str, Any], location: str, name: str
+    ) -> Input: ...
+
+    def body_info(
+        self,
+        src: int,
+        path: JsonPath,
+        media: str,
+        node: dict[str, Any],
+        holder: dict[str, Any],
+        examples: list[Any],
+    ) -> BodyInfo: ...

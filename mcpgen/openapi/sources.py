@@ -1,5 +1,6 @@
-"""The files an OpenAPI document spans: loading, ``$ref`` resolution, located problems. A
-reference resolves to a :data:`Key`: (file index, 0 the main document; path inside it).
+"""The files an OpenAPI document spans: loading, ``$ref`` resolution, located problems
+(and, when a stage ran out of stack, where its references nest deepest). A reference
+resolves to a :data:`Key`: (file index, 0 the main document; path inside it).
 Relative files are loaded once and must stay inside the main document's folder; remote
 references are refused."""
 
@@ -207,3 +208,54 @@ def _resolve(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):  # pragma: no cover - a symlink loop
         return path.absolute()
+
+
+def _target(sources: Sources, src: int, node: dict[str, Any]) -> tuple[Key, Any] | None:
+    """(file, path) and value of the container ``node``'s ``$ref`` (in file ``src``) names."""
+    ref = node.get("$ref")
+    key = sources.parse_ref(src, (), ref) if isinstance(ref, str) else None
+    found = None if key is None else sources.value(key)
+    return (key, found) if key is not None and _nested(found) else None
+
+
+def _nested(value: Any) -> bool:
+    return isinstance(value, dict | list)
+
+
+def deep_references(sources: Sources) -> Problems:
+    """An error at the referenced definition that nests deepest, counting through references
+    (a recursive one counts nothing); none when the document refers to nothing."""
+    data = sources.items[0].doc.data
+    height: dict[int, int] = {}  # id of a container -> levels at and below it
+    targets: dict[int, Key] = {}  # id of a referenced container -> its file and path
+    active: set[int] = set()
+    stack: list[tuple[int, Any, bool]] = [(0, data, False)] if _nested(data) else []
+    quiet, sources.quiet = sources.quiet, True  # a broken reference is reported elsewhere
+    while stack:
+        src, node, done = stack.pop()
+        key = id(node)
+        if not done and (key in height or key in active):
+            continue
+        kids = [(src, k) for k in (node.values() if isinstance(node, dict) else node) if _nested(k)]
+        found = _target(sources, src, node) if isinstance(node, dict) else None
+        kids += [(found[0][0], found[1])] if found is not None else []  # (in the target's file)
+        if done:
+            active.discard(key)
+            height[key] = 1 + max((height.get(id(k), 0) for _, k in kids), default=0)
+        else:
+            active.add(key)
+            stack += [(src, node, True), *((s, k, False) for s, k in kids)]
+            if found is not None:
+                targets[id(found[1])] = found[0]
+    sources.quiet = quiet
+    problems = Problems()
+    if deep := [(height[key], where) for key, where in targets.items()]:
+        levels, (src, path) = max(deep, key=lambda item: item[0])
+        message = (
+            f"nests {levels} levels deep once its $ref are followed (a chain of definitions "
+            "each referring to the next), too deep for mcpgen to walk: shorten the chain"
+        )
+        merged = sources.items[src].doc.overlay(path)  # a definition imported from OpenAPI
+        field = pointer(path) if merged is None else merged.pointer
+        problems.add(Problem(Level.ERROR, sources.location(src, path), field, message, path))
+    return problems

@@ -3,14 +3,11 @@ servers): each function is the 2.0 branch of one importer step."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpgen.load import JsonPath
 from mcpgen.openapi.media import category, choose_media
-from mcpgen.openapi.parts import BodyInfo, Candidate
-
-if TYPE_CHECKING:
-    from mcpgen.openapi.inputs import InputImport
+from mcpgen.openapi.parts import BodyInfo, Candidate, Importer
 
 Json = Any
 Located = tuple[int, JsonPath, dict[str, Any]]
@@ -30,7 +27,7 @@ _COLLECTION_FORMATS = {
 
 
 def parameter_schema(
-    imp: InputImport, src: int, path: JsonPath, param: dict[str, Any], location: str
+    imp: Importer, src: int, path: JsonPath, param: dict[str, Any], location: str
 ) -> tuple[Json, set[str], tuple[str, bool] | None]:
     """(schema, definitions, (style, explode) of an array) of a 2.0 non-body parameter."""
     raw_schema = _items({k: v for k, v in param.items() if k != "items" or v is not None})
@@ -53,7 +50,7 @@ def parameter_schema(
 
 
 def request_body(
-    imp: InputImport, cand: Candidate, body_params: list[Located], form_params: list[Located]
+    imp: Importer, cand: Candidate, body_params: list[Located], form_params: list[Located]
 ) -> BodyInfo | None:
     """The body of a 2.0 operation: its one ``body`` parameter, or its ``formData`` ones."""
     consumes = cand.node.get("consumes", imp.data.get("consumes"))
@@ -87,7 +84,7 @@ def request_body(
 
 
 def response_schema(
-    imp: InputImport, cand: Candidate, src: int, path: JsonPath, node: dict[str, Any]
+    imp: Importer, cand: Candidate, src: int, path: JsonPath, node: dict[str, Any]
 ) -> tuple[int, JsonPath, str | None, Json]:
     """(file, path of the schema, media type, schema node) of a 2.0 response."""
     produces = cand.node.get("produces", imp.data.get("produces"))
@@ -102,7 +99,7 @@ def response_schema(
     return src, (*path, "schema"), media, schema
 
 
-def servers(imp: InputImport) -> list[dict[str, Json]]:
+def servers(imp: Importer) -> list[dict[str, Json]]:
     """The base URLs of a 2.0 document, from ``host``, ``basePath`` and ``schemes``."""
     host, base = imp.data.get("host"), imp.data.get("basePath", "")
     base = base if isinstance(base, str) else ""

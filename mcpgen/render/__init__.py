@@ -13,17 +13,17 @@ from typing import Any
 
 from mcpgen import __version__
 from mcpgen import timings as timing
-from mcpgen.hosts.install import readme_snippets
+from mcpgen.host_entry import readme_snippets
 from mcpgen.identifiers import handler_path
 from mcpgen.model import examples
 from mcpgen.model.types import Manifest
 from mcpgen.render.deploy import deploy_data, deploy_templates
+from mcpgen.render.lock import dumps as _lock_text
+from mcpgen.render.lock import surface as _lock
 from mcpgen.render.model_parts import Models, start_models
 from mcpgen.render.models import defined_names
 from mcpgen.render.spec import environment, search_json, spec_data, spec_json
 from mcpgen.render.templates import render
-from mcpgen.surface.lock import dumps as _lock_text
-from mcpgen.surface.lock import surface as _lock
 from mcpgen.vendoring import left_out, requirements, runtime_files
 
 

@@ -81,13 +81,3 @@ def _presence(key: str, a: Json, b: Json) -> str:
 
 def _string_set(value: Json) -> set[str]:
     return {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
-
-
-def _list(data: Mapping[str, Json], key: str) -> list[dict[str, Json]]:
-    value = data.get(key)
-    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
-
-
-def _dict(data: Mapping[str, Json], key: str) -> dict[str, Json]:
-    value = data.get(key)
-    return value if isinstance(value, dict) else {}

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from mcpgen.check.schemas import escape
 from mcpgen.model.compact import HINT_DEFAULTS  # MCP's defaults for tool annotations
+from mcpgen.render.lock import _dict, _list, tools_list_cost
 
 from .changes import (
     BREAKING,
@@ -22,8 +23,6 @@ from .changes import (
     Change,
     Json,
     _canon,
-    _dict,
-    _list,
     _one_to_one,
     _presence,
     _same_json,
@@ -32,7 +31,6 @@ from .changes import (
     _string_set,
     _values,
 )
-from .lock import tools_list_cost
 from .schema_diff import SchemaDiff
 
 # why a change is classified as it is

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcpgen.check.schemas import escape
+from mcpgen.render.lock import _dict
 
 from .changes import (
     BREAKING,
@@ -11,7 +12,6 @@ from .changes import (
     WHY_OPTIONAL,
     WHY_REQUIRED,
     Json,
-    _dict,
     _one_to_one,
     _presence,
     _same_json,

@@ -9,10 +9,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from mcpgen.render.lock import VERSION, surface
+
 from ..load.limits import MAX_DOCUMENT_BYTES
 from ..problems import first_problem
 from .changes import COLLECTIONS, Json
-from .lock import VERSION, surface
 
 LOCK_NAME = "mcp-surface.json"
 MARKER = b'"mcpSurface"'

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from hostkit import EXAMPLES, copy_example, fake_venv, mcpgen, private_copy
 
+from mcpgen.host_entry import ProjectError
 from mcpgen.hosts.call import parse_arguments, resolve_source
-from mcpgen.hosts.project import ProjectError, describe, launcher
+from mcpgen.hosts.project import describe, launcher
 from mcpgen.runtime.testing import free_port
 
 pytestmark = pytest.mark.timeout(180)

@@ -15,12 +15,13 @@ import pytest
 from click.testing import CliRunner
 from hostkit import copy_example, fake_venv, private_copy
 
+from mcpgen import host_entry as entries
 from mcpgen.cli import main
 from mcpgen.hosts import install as inst
 from mcpgen.hosts.project import describe
 
 pytestmark = pytest.mark.timeout(120)
-HOSTS = sorted(inst.HOSTS)
+HOSTS = sorted(entries.HOSTS)
 
 
 def run_install(*args: str) -> Any:
@@ -41,7 +42,7 @@ def test_config_locations_on_every_os(tmp_path: Path) -> None:
     home = tmp_path / "u"
     env = {"HOME": str(home), "APPDATA": str(home / "Roaming")}
     where = {
-        (h, p): inst.config_path(inst.HOSTS[h], p, env)
+        (h, p): inst.config_path(entries.HOSTS[h], p, env)
         for h in ("claude-desktop", "vscode", "cursor", "claude-code")
         for p in ("darwin", "win32", "linux")
     }
@@ -55,10 +56,10 @@ def test_config_locations_on_every_os(tmp_path: Path) -> None:
     assert {where["cursor", p] for p in ("darwin", "win32", "linux")} == {home / ".cursor/mcp.json"}
     assert where["claude-code", "linux"] == home / ".claude.json"
     custom = inst.config_path(
-        inst.HOSTS["claude-code"], "linux", {**env, "CLAUDE_CONFIG_DIR": "/c"}
+        entries.HOSTS["claude-code"], "linux", {**env, "CLAUDE_CONFIG_DIR": "/c"}
     )
     assert custom == Path("/c/.claude.json")
-    xdg = inst.config_path(inst.HOSTS["vscode"], "linux", {**env, "XDG_CONFIG_HOME": "/x"})
+    xdg = inst.config_path(entries.HOSTS["vscode"], "linux", {**env, "XDG_CONFIG_HOME": "/x"})
     assert xdg == Path("/x/Code/User/mcp.json")
 
 
@@ -67,7 +68,7 @@ def test_install_writes_merges_backs_up_and_is_idempotent(
     host: str, home: Path, tmp_path: Path
 ) -> None:
     project = copy_example("shop", tmp_path)
-    spec = inst.HOSTS[host]
+    spec = entries.HOSTS[host]
     path = expected_path(host, home, tmp_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     before = {spec.key: {"other": {"command": "/bin/other", "args": ["x"]}}, "theme": "dark"}
@@ -245,7 +246,8 @@ def test_print_shows_the_entry_and_writes_nothing(home: Path, tmp_path: Path) ->
 def test_launcher_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from mcpgen.hosts.project import ProjectError, launcher
+    from mcpgen.host_entry import ProjectError
+    from mcpgen.hosts.project import launcher
 
     bare = describe(private_copy(tmp_path / "a"))  # not installed in this interpreter
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
@@ -350,8 +352,8 @@ def test_call_and_list_skip_a_path_script_of_another_install(
 def test_dev_does_not_fall_back_to_a_path_script_of_another_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from mcpgen.host_entry import ProjectError
     from mcpgen.hosts.dev import _server_for
-    from mcpgen.hosts.project import ProjectError
 
     ours, _, bindir = _other_install(tmp_path, monkeypatch)
     broken = tmp_path / "py" / "python"  # an interpreter that cannot run the source...

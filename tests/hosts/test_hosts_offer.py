@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from hostkit import copy_example, mcpgen
 
+from mcpgen.host_entry import ProjectError
 from mcpgen.hosts.bundle import build_bundle
 from mcpgen.hosts.dev import _server_for
-from mcpgen.hosts.project import ProjectError, describe, launcher
+from mcpgen.hosts.project import describe, launcher
 
 pytestmark = pytest.mark.timeout(120)
 

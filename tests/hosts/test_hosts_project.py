@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from hostkit import EXAMPLE_NAMES, EXAMPLES, copy_example
 
-from mcpgen.hosts.project import EnvVar, ProjectError, describe
+from mcpgen.host_entry import EnvVar, ProjectError
+from mcpgen.hosts.project import describe
 
 pytestmark = pytest.mark.timeout(60)
 

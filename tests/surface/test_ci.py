@@ -17,7 +17,7 @@ import yaml
 from surface_projects import ROOT, SHELF, build, cli, edit
 
 from mcpgen import __version__
-from mcpgen.surface.lock import dumps
+from mcpgen.render.lock import dumps
 
 pytestmark = pytest.mark.timeout(300)
 WORKFLOW = ".github/workflows/mcp.yml"

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from mcpgen.cli import main
-from mcpgen.surface.lock import dumps
+from mcpgen.render.lock import dumps
 from mcpgen.surface.sources import SourceError, load
 
 pytestmark = pytest.mark.timeout(120)

@@ -13,8 +13,8 @@ import pytest
 
 from mcpgen.model.types import Manifest
 from mcpgen.pipeline import load_manifest
+from mcpgen.render.lock import dumps, surface, tools_list_cost, wire
 from mcpgen.surface.diff import diff
-from mcpgen.surface.lock import dumps, surface, tools_list_cost, wire
 
 pytestmark = pytest.mark.timeout(120)
 Json = Any
@@ -284,7 +284,7 @@ def test_equal_items_of_a_big_lock_are_shared() -> None:
     """A rebuild's diff gets the new lock's very item where its line is the old one's (it
     need not encode 1,188 equal operations); only equal JSON is: ``true`` is not ``1``."""
     from mcpgen.literals import READABLE_ITEMS
-    from mcpgen.surface.lock import share_equal
+    from mcpgen.render.lock import share_equal
 
     ops = [{"name": f"o{i}", "readOnlyHint": True, "n": 1.0} for i in range(READABLE_ITEMS)]
     old = {"operations": ops, "tools": [{"name": "t", "x": True}], "server": {"name": "s"}}

@@ -12,8 +12,7 @@ from typing import Any
 from mcpgen.literals import READABLE_ITEMS, compact_json, one_per_line
 from mcpgen.model.resources import wire as wire_fields
 
-from .changes import Json, _dict, _list
-
+Json = Any
 VERSION = 1
 #: Keys the lock adds to an item's wire definition; they are not part of what is sent.
 EXTRA_KEYS = frozenset({"scopes", "size", "enabled"})
@@ -147,3 +146,13 @@ def share_equal(
         if (len(olds[key]), len(news[key])) == (len(mine), len(theirs)):
             same = dict(zip(news[key], theirs, strict=True))
             old[key] = [same.get(line, item) for line, item in zip(olds[key], mine, strict=True)]
+
+
+def _list(data: Mapping[str, Json], key: str) -> list[dict[str, Json]]:
+    value = data.get(key)
+    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+
+
+def _dict(data: Mapping[str, Json], key: str) -> dict[str, Json]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
