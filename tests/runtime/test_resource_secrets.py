@@ -164,6 +164,9 @@ def table(*templates: tuple[str, set[str]]) -> ResourceTable:
         # empty, and absent
         ("api://items/7/x?q=&page=2", "api://items/7/REDACTED?q=REDACTED&page=2"),
         ("api://items/7/x", "api://items/7/REDACTED"),
+        # query variables in another order, or some left out (y8)
+        ("api://items/7/x?page=2&q=k", "api://items/7/REDACTED?page=2&q=REDACTED"),
+        ("api://items/7/x?q=k", "api://items/7/REDACTED?q=REDACTED"),
         # no match: only the credential-like query values, as ever
         ("api://items/7?token=t0k&pin=x", "api://items/7?token=REDACTED&pin=x"),
         # {+var}: what the read would take, across "/" and "?"
