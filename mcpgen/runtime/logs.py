@@ -12,7 +12,11 @@ from . import telemetry
 from .errors import REDACTED, redact_query
 
 TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # a line of the text format
-QUIET = ("httpx2", "httpcore2", "httpx", "httpcore", "urllib3", "sse_starlette")
+# The SDK's loggers that write a message whole at DEBUG (a tool's arguments, a resource URI,
+# a result, secrets with them): legacy SSE each one received and sent, the runner a frame
+# before the first request, the dispatcher a transport's error (pydantic's quotes its input).
+SDK_BODIES = ("mcp.server.sse", "mcp.server.runner", "mcp.shared.jsonrpc_dispatcher")
+QUIET = ("httpx2", "httpcore2", "httpx", "httpcore", "urllib3", "sse_starlette", *SDK_BODIES)
 # A client's malformed traceparent or baggage (params._meta) is ignored, but these warn with
 # its bytes: once per request, so for ERROR and up only.
 UNTRUSTED = ("opentelemetry.baggage.propagation", "opentelemetry.trace.propagation.tracecontext")
@@ -34,7 +38,8 @@ _PLAIN_HEADERS = frozenset(
 class AccessLogRedaction(logging.Filter):
     """Redacts credential-like query values in uvicorn's access log lines and in its
     WebSocket handshake lines (``uvicorn.error``: a browser's token rides in the query), and
-    at DEBUG the handshake's request line and header values (``Authorization``)."""
+    at DEBUG the handshake's request line and header values (``Authorization``) and each
+    frame's text (a tool's arguments)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         args, msg = record.args, str(record.msg)
@@ -47,6 +52,9 @@ class AccessLogRedaction(logging.Filter):
         elif msg in ("< %s: %s", "> %s: %s") and len(args) == 2:
             shown = str(args[0]).lower() in _PLAIN_HEADERS
             record.args = args if shown else (args[0], REDACTED)
+        elif msg in ("< %s", "> %s") and len(args) == 1 and hasattr(args[0], "opcode"):
+            frame: Any = args[0]  # a message received or sent: its kind and size, not its text
+            record.args = (f"{frame.opcode.name} [{len(frame.data)} bytes]",)
         return True
 
 
@@ -104,8 +112,8 @@ def configure_logging(level: str = "INFO", log_format: str = "text") -> None:
         if name != "uvicorn" and not any(isinstance(f, AccessLogRedaction) for f in log.filters):
             log.addFilter(AccessLogRedaction())
     # The HTTP clients log every request URL (a query-string API key with it: httpx at INFO,
-    # urllib3, the OTLP exporters', at DEBUG), and sse_starlette each event sent at DEBUG (a
-    # tool's result): WARNING and up only.
+    # urllib3, the OTLP exporters', at DEBUG), sse_starlette each event sent at DEBUG (a
+    # tool's result), and SDK_BODIES messages: WARNING and up only.
     for name in QUIET:
         logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
     for name in UNTRUSTED:

@@ -80,21 +80,18 @@ class ResourceBinding:
         return found
 
     @cached_property
-    def secret_groups(self) -> list[int]:
-        """The pattern's groups that hold a value the API marks secret."""
+    def secret_names(self) -> set[str]:
+        """The template's names of the variables the API marks secret (as ``match`` names them)."""
         from .uri import variables
 
-        names = self.names or variables(self.key)  # (as ``match`` names them)
-        groups = self.pattern.groupindex.items()
-        return [g for key, g in groups if unquote(names[int(key[1:])]) in self.secret]
+        return {n for n in self.names or variables(self.key) if unquote(n) in self.secret}
 
     def cuts(self, uri: str) -> list[tuple[int, int]]:
         """Where the values of ``uri``'s secret variables are, if it matches (as read)."""
-        from .uri import MAX_URI
+        from .uri import spans, variables
 
-        found = self.pattern.fullmatch(uri) if len(uri) <= MAX_URI else None
-        spans = [] if found is None else [found.span(g) for g in self.secret_groups]
-        return [span for span in spans if span[0] >= 0]  # (an absent query variable: -1)
+        found = spans(self.pattern, self.names or variables(self.key), uri) or {}
+        return [span for name, span in found.items() if name in self.secret_names]
 
 
 def contents(

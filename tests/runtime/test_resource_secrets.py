@@ -29,7 +29,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 PIN, KEY, SHORT = "pin-4242-SECRET", "q-7777-SECRET", "Zq9x"  # (SHORT: below minLength)
 
 
-def imported(tmp_path: Path, path: str = "/items/{id}/{pin}") -> dict[str, Any]:
+def imported(
+    tmp_path: Path, path: str = "/items/{id}/{pin}", rule: str = "resourceTemplate"
+) -> dict[str, Any]:
     """The ``_spec.json`` data of ``GET /items/{id}/{pin}?q=&page=`` read as a resource
     template: ``pin`` is ``format: password``, ``q`` is ``writeOnly``."""
     where = "path" if "{pin}" in path else "query"
@@ -54,7 +56,7 @@ def imported(tmp_path: Path, path: str = "/items/{id}/{pin}") -> dict[str, Any]:
     (tmp_path / "api.yaml").write_text(yaml.safe_dump(document))
     options = {
         "source": "api.yaml",
-        "rules": [{"operationId": "getItem", "as": "resourceTemplate"}],
+        "rules": [{"operationId": "getItem", "as": rule}],
     }
     source = {"mcpgen": 1, "server": {"name": "items"}, "openapi": options}
     (tmp_path / "mcpgen.yaml").write_text(yaml.safe_dump(source))
@@ -164,6 +166,9 @@ def table(*templates: tuple[str, set[str]]) -> ResourceTable:
         # empty, and absent
         ("api://items/7/x?q=&page=2", "api://items/7/REDACTED?q=REDACTED&page=2"),
         ("api://items/7/x", "api://items/7/REDACTED"),
+        # query variables in another order, or some left out (y8)
+        ("api://items/7/x?page=2&q=k", "api://items/7/REDACTED?page=2&q=REDACTED"),
+        ("api://items/7/x?q=k", "api://items/7/REDACTED?q=REDACTED"),
         # no match: only the credential-like query values, as ever
         ("api://items/7?token=t0k&pin=x", "api://items/7?token=REDACTED&pin=x"),
         # {+var}: what the read would take, across "/" and "?"
@@ -218,3 +223,20 @@ async def test_a_file_argument_naming_the_resource_is_refused_without_the_secret
     with pytest.raises(ToolError) as refused:
         await files.read(made, f"api://items/{PIN}", "photo", ctx, 100)
     assert str(refused.value) == "'photo': reading 'api://items/REDACTED' failed: no such item"
+
+
+async def test_a_tool_argument_error_does_not_quote_a_secret_argument(
+    tmp_path: Path, log_lines: io.StringIO
+) -> None:
+    """The same operation read as a tool: jsonschema's "'Zq9x' is too short" quoted the
+    secret ``pin`` to the client and the log (y8); a value of another argument still shows."""
+    data = imported(tmp_path, rule="tool")
+    async with Client(build_server(data, Handlers()), mode="legacy") as client:
+        (tool,) = (await client.list_tools()).tools
+        short = await client.call_tool(tool.name, {"id": "7", "pin": SHORT, "page": 5})
+        wrong = await client.call_tool(tool.name, {"id": "7", "pin": 4242})
+    texts = [str(short.content[0]), str(wrong.content[0])]
+    assert "pin: REDACTED is too short" in texts[0] and "page: 5 is not of type" in texts[0]
+    assert "pin: REDACTED is not of type 'string'" in texts[1], texts
+    for text in (*texts, log_lines.getvalue()):
+        assert SHORT not in text and "4242" not in text, text

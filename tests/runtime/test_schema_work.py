@@ -289,7 +289,7 @@ def test_a_resource_uri_makes_a_few_problems(problems: list[int]) -> None:
         "type": "object",
         "properties": {"ids": {"type": "array", "items": {"type": "integer"}}},
     }
-    read = operation_binding.resource_read(None, {}, schema)  # type: ignore[arg-type]
+    read = operation_binding.resource_read(None, {"params": []}, schema)  # type: ignore[arg-type]
     with pytest.raises(MCPError) as refused:
         anyio.run(read, {"ids": ",".join(["a"] * 20_000)}, None)
     assert str(refused.value).count("'a' is not of type 'integer'") == 5, str(refused.value)

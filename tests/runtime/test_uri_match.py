@@ -102,3 +102,32 @@ def test_the_linear_engine_splits_a_uri_as_a_backtracking_one(template: str) -> 
             uri = "x://" + "".join(parts)
             got, want = pattern.fullmatch(uri), plain.fullmatch(uri)
             assert (got and got.groupdict()) == (want and want.groupdict()), uri
+
+
+@pytest.mark.parametrize(
+    ("template", "head"),
+    [
+        ("api://items/{id}{?%s}", "api://items/7?"),
+        ("api://items/{id}?x=1{&%s}", "api://items/7?x=1&"),
+    ],
+)
+def test_query_variables_match_in_any_subset_and_order(template: str, head: str) -> None:
+    """RFC 6570 leaves an undefined variable out of ``{?q,page}`` (the typed client's
+    ``expand`` too): ``?page=2`` and ``?page=2&q=x`` were not found. Every subset of the
+    variables, in every order (expanded by a template listing them so), gives them back."""
+    import itertools
+
+    from mcpgen.runtime.uri import expand
+
+    names = ["q", "page", "a.b"]
+    pattern = to_regex(template % ",".join(names))
+    values = {"id": "7", "q": "x&y=z", "page": "", "a.b": "é?#/"}
+    for size in range(len(names) + 1):
+        for order in itertools.permutations(names, size):
+            uri = expand(template % ",".join(order), {n: values[n] for n in ("id", *order)})
+            assert match(pattern, ["id", *names], uri) == {"id": "7"} | {
+                n: values[n] for n in order
+            }, uri
+    twice, unknown = head + "q=1&page=2&q=3", head + "q=1&other=2"
+    assert match(pattern, ["id", *names], twice) is None
+    assert match(pattern, ["id", *names], unknown) is None

@@ -26,7 +26,7 @@ from .authz import Policy, current_identity
 from .checker import BIG, checker
 from .content import ToolReturn, adapter, has_non_finite, item_count, to_result, tool_error
 from .context import Context, InputRequired, ModelT, input_required
-from .errors import ECHOED, Forbidden, InvalidArguments, ToolError, echoed
+from .errors import ECHOED, REDACTED, Forbidden, InvalidArguments, ToolError, echoed
 from .schemas import validator as schema_validator
 from .stubs import is_stub
 
@@ -108,6 +108,7 @@ class ToolBinding:
     strict_model: Callable[[], type[BaseModel]] | None = None
     # The same for the output model and the output schema (a result it accepts is valid).
     output_model: Callable[[], type[BaseModel]] | None = None
+    secret: frozenset[str] = frozenset()  # arguments the API marks secret (password, writeOnly)
 
     @property
     def name(self) -> str:
@@ -179,7 +180,8 @@ class ToolBinding:
             logger.error("tool %s: its input schema has a pattern Python cannot use", self.name)
             return ["(arguments): this tool's schema cannot be checked (see the server log)"]
         errors.sort(key=lambda e: list(e.path))
-        return [_problem(e) for e in errors]
+        hidden = [repr(arguments[n]) for n in self.secret if n in arguments]  # (mostly none)
+        return [_problem(e, hidden) for e in errors]
 
 
 class ToolTable:
@@ -296,11 +298,11 @@ class ToolTable:
         return binding.checked(result)
 
 
-def _problem(error: Any) -> str:
+def _problem(error: Any, hidden: list[str]) -> str:
     """Where, and jsonschema's message (a long value quoted in part, the whole cut at
     PROBLEM_CHARS: a long key in the path, many unknown names); for an unknown argument (or
     member), also the ones known."""
-    problem = located(error.absolute_path, _quoted(error))
+    problem = located(error.absolute_path, _quoted(error, hidden))
     if len(problem) > PROBLEM_CHARS:
         problem = problem[:PROBLEM_CHARS] + "..."
     known = error.schema.get("properties") if error.validator == "additionalProperties" else None
@@ -310,11 +312,14 @@ def _problem(error: Any) -> str:
     return f"{problem}; known: {names}"
 
 
-def _quoted(error: Any) -> str:
-    """jsonschema's message, which quotes the invalid value (its ``repr``) whole: a long one
-    by its first ``errors.ECHOED`` characters and its length (a 4 MB string was quoted whole): a
-    string's own characters, not those of its ``repr`` (which doubles each backslash)."""
+def _quoted(error: Any, hidden: list[str]) -> str:
+    """jsonschema's message, which quotes the invalid value (its ``repr``) whole: a secret
+    argument's (``hidden``: its ``repr``, also within the arguments quoted whole) REDACTED, a
+    long one by its first ``errors.ECHOED`` characters and its length (a 4 MB string was quoted
+    whole): a string's own characters, not those of its ``repr`` (which doubles each backslash)."""
     message = str(error.message)
+    for shown in hidden:  # (before a long one is cut: its first characters are the secret's)
+        message = message.replace(shown, REDACTED)
     if len(message) <= ECHOED:
         return message
     value = error.instance

@@ -69,7 +69,10 @@ def operation(
     """How ``server.tool_bindings`` binds an imported operation: the user's override
     (``call``, whose results are checked strictly) or the wrapped API's call."""
     full = entry.get("full")
-    make = partial(OperationBinding, full_schemas=full, strict_output=call is not None)
+    secret = frozenset(p["argument"] for p in entry["http"]["params"] if p.get("secret"))
+    make = partial(
+        OperationBinding, full_schemas=full, strict_output=call is not None, secret=secret
+    )
     if call is None:  # listed tools' results are checked by clients against their output schema
         listed = entry["definition"] if spec.get("mode", "tools") == "tools" else None
         call = tool_call(upstream, entry["http"], entry["ident"], listed)
