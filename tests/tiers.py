@@ -62,6 +62,7 @@ E2E = {
     "runtime/test_codemode_e2e.py",
     "runtime/test_compact_definitions.py",
     "runtime/test_credentials_e2e.py",
+    "runtime/test_debug_bodies.py",
     "runtime/test_rt_stdio.py",
     "runtime/test_transport_edges.py",
     "runtime/test_rt_stdio_wire.py",
