@@ -55,11 +55,6 @@ ORDERED: dict[str, Any] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="r14: with /q1 first, q0's input gets a second, identical one-way copy "
-    "'DRequest<digest>' beside 'DRequest': the copies depend on the order of paths",
-)
 def test_the_copies_of_a_cycle_do_not_depend_on_the_order_of_paths() -> None:
     forward = built(ORDERED)
     backward = built({**ORDERED, "paths": dict(reversed(list(ORDERED["paths"].items())))})
@@ -91,12 +86,6 @@ def bodies(a: Any) -> dict[str, Any]:
 MULTIPART_S1 = {"content": {"multipart/form-data": {"schema": ref("S1")}}}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="r14: b kept from a build where a sent nothing: the rebuilt a's input has "
-    "S0Request<digest>/S1Request<digest> copies a fresh import does not make (same cause "
-    "as the order of paths above: b's copies made first)",
-)
 def test_a_rebuild_of_an_operation_entering_a_cycle_is_a_fresh_build_s(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -126,12 +115,6 @@ def declared(schema: Any, defs: dict[str, Any], path: list[str]) -> set[str]:
     return found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="r14: a fresh import (/a first) declares body.p0.p0 in a's input, readOnly "
-    "through S0 -> S2 (the mark left out, the property kept): S1Request.p0 refers back to "
-    "S1Request; with /b first the copy without p0 is made (S1Request<digest>)",
-)
 def test_a_property_read_only_through_a_member_in_a_cycle_is_left_out_of_the_input() -> None:
     (a,) = [t for t in built(bodies(MULTIPART_S1)).tools if t.name == "post_a"]
     schema = a.input_schema

@@ -177,23 +177,42 @@ def leave_out(
 
     def paths(node: Json) -> Paths:
         """What a value of ``node`` is sent without: the properties, at any depth, marked by
-        ``node`` and what applies beside it (a member's own marks as ``read_only`` counts them)."""
+        ``node`` and what applies beside it (a member's own marks as ``read_only`` counts them).
+        A reference cycle adds nothing: cut where it returns to ``node``'s walk, so a value
+        is that of a walk from ``node`` whichever was asked first (kept in ``found`` only if
+        no cycle was cut below it)."""
+        if not isinstance(node, dict):
+            return NONE
+        if id(node) not in found and id(node) not in rooted:
+            rooted[id(node)] = walk(node, {})[0]
+        return found.get(id(node)) or rooted[id(node)]
+
+    def walk(node: Json, local: dict[int, Paths | None]) -> tuple[Paths, bool]:
+        """``paths`` of ``node`` in a walk (``local``: the nodes walked, None while under
+        way), whether it is exact (no cycle cut below it)."""
         if not isinstance(node, dict) or id(node) in found:
-            return found.get(id(node), NONE)
-        found[id(node)] = NONE  # (a reference cycle adds nothing)
+            return found.get(id(node), NONE), True
+        if id(node) in local:
+            return local[id(node)] or NONE, False
+        local[id(node)] = None
         marked: Paths = (frozenset(converter.read_only(node, keyword)), {})
+        exact = True
         members = [
             *converter.always(node),
             *(m for k in ("oneOf", "anyOf") for m in node.get(k) or ()),
         ]
-        for member in members:
-            marked = union(marked, (frozenset(), paths(member)[1]))
-        steps = [*node.get("properties", {}).items()]
-        for step, sub in [*steps, *((STEPS[k], node.get(k)) for k in STEPS)]:
-            if (under := paths(sub)) != NONE:  # (items, values: ``below``)
+        steps = [*node.get("properties", {}).items(), *((STEPS[k], node.get(k)) for k in STEPS)]
+        for step, sub in [*((None, m) for m in members), *steps]:
+            under, whole = walk(sub, local)
+            exact &= whole
+            if step is None:
+                marked = union(marked, (frozenset(), under[1]))
+            elif under != NONE:  # (items, values: ``below``)
                 marked = union(marked, (frozenset(), {step: under}))
-        found[id(node)] = marked
-        return marked
+        local[id(node)] = marked
+        if exact:
+            found[id(node)] = marked
+        return marked, exact
 
     def union(one: Paths, other: Paths) -> Paths:
         """The paths of both (each pair once: shared trees stay shared)."""
@@ -242,11 +261,16 @@ def leave_out(
     def restrict(one: Paths, known: Paths | None) -> Paths:
         """``one`` without the names ``known`` does not hold: marks that leave a definition's
         copy as it is. Equal results are one object (``lift``'s key)."""
-        if known is None or one == NONE:
+        if one == NONE:
             return one
-        if (id(one), id(known)) not in cut:
-            steps = {k: restrict(v, known[1][k]) for k, v in one[1].items() if k in known[1]}
-            shape = (one[0] & known[0], {k: v for k, v in steps.items() if v != NONE})
+        if (id(one), id(known)) not in cut:  # (None: all kept, still one object)
+            steps = {
+                k: restrict(v, known and known[1][k])
+                for k, v in one[1].items()
+                if known is None or k in known[1]
+            }
+            names = one[0] if known is None else one[0] & known[0]
+            shape = (names, {k: v for k, v in steps.items() if v != NONE})
             key = (shape[0], frozenset((k, id(v)) for k, v in shape[1].items()))
             cut[id(one), id(known)] = one, known, alike.setdefault(key, shape)
         return cut[id(one), id(known)][2]
@@ -287,10 +311,11 @@ def leave_out(
     names: dict[int, tuple[Json, str]] = {}  # each copy's (by id: kept with it)
     selves: dict[int, list[dict[str, str]]] = {}  # each copy's members referring to itself
     found: dict[int, Paths] = {}
+    rooted: dict[int, Paths] = {}  # (``paths`` of a node in a cycle)
     unions: dict[tuple[int, int], tuple[Paths, Paths, Paths]] = {}
     contained: dict[tuple[int, int], tuple[Paths, Paths, bool]] = {}
     held: dict[int, Paths | None] = {}
-    cut: dict[tuple[int, int], tuple[Paths, Paths, Paths]] = {}
+    cut: dict[tuple[int, int], tuple[Paths, Paths | None, Paths]] = {}
     alike: dict[Any, Paths] = {(frozenset(), frozenset()): NONE}
     naming: list[bool] = []  # (false: the first pass)
     changes = cache(lambda name: visit(defs[name]) != defs[name])  # (first pass: each once)
@@ -311,11 +336,13 @@ def leave_out(
     # each visited even where another answer made it already: the copies its visit lifts (a
     # reference cycle entered there) are those ``top``'s then reuses, whichever came first
     for name, renamed in new.items():
+        lifted.clear()  # (each from scratch: what it lifts is not what an earlier one left)
         copy = visit(defs[name])
         if renamed not in converter.defs:  # (another answer's already)
             converter.defs[renamed], converter.deps[renamed] = copy, frozenset(def_refs(copy))
             converter.origin[renamed] = converter.origin[name]
     top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay
+    lifted.clear()
     out = visit(top) if way == "Answer" else children(top, lambda sub, _: visit(sub))
     for copy, name in names.values():  # (a member of a copy, once under way, named since)
         if converter.defs.get(name) is copy:
