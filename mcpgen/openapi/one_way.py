@@ -326,7 +326,7 @@ def leave_out(
         *(n for n in schemas.closure(new, converter.deps) & defs.keys() - new.keys() if changes(n)),
         *(n for n in defs if n not in new and converter.deps[n] & set(new)),
     }:
-        new.update({n: n for n in grown})  # changes, or refers to a definition that does
+        new.update({n: n for n in sorted(grown)})  # changes, or refers to one that does
     naming.append(True)
     for memo in (lifted, names, selves):
         memo.clear()  # (made with the new names found so far)
