@@ -178,18 +178,15 @@ def leave_out(
     def paths(node: Json) -> Paths:
         """What a value of ``node`` is sent without: the properties, at any depth, marked by
         ``node`` and what applies beside it (a member's own marks as ``read_only`` counts them).
-        A reference cycle adds nothing: cut where it returns to ``node``'s walk, so a value
-        is that of a walk from ``node`` whichever was asked first (kept in ``found`` only if
-        no cycle was cut below it)."""
-        if not isinstance(node, dict):
-            return NONE
-        if id(node) not in found and id(node) not in rooted:
+        A reference cycle adds nothing where it returns to a walk from ``node`` itself."""
+        if isinstance(node, dict) and id(node) not in found and id(node) not in rooted:
             rooted[id(node)] = walk(node, {})[0]
-        return found.get(id(node)) or rooted[id(node)]
+        return found.get(id(node)) or rooted.get(id(node), NONE)
 
     def walk(node: Json, local: dict[int, Paths | None]) -> tuple[Paths, bool]:
         """``paths`` of ``node`` in a walk (``local``: the nodes walked, None while under
-        way), whether it is exact (no cycle cut below it)."""
+        way), whether no cycle was cut below it (then shared: ``found``; else the value would
+        depend on where the walk began, the order of ``paths``)."""
         if not isinstance(node, dict) or id(node) in found:
             return found.get(id(node), NONE), True
         if id(node) in local:
