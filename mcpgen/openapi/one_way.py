@@ -276,18 +276,37 @@ def leave_out(
         """``ref``'s copy without ``only`` (None: the one being made); a reference inside it
         with other marks (``child: allOf: [Node, {id: readOnly}]``) is copied too, each
         (definition, marks) once."""
-        key = (ref, id(only))
-        if key not in lifted and key not in making:  # (each once: diamonds of allOf members)
+        key, under = (ref, id(only)), list(making)
+        root[:] = root if under else [ref, only]
+        if key in making or key in relative:  # (what is under way depends on where it began)
+            relative.update(under)
+        elif key not in lifted:  # (each once: diamonds of allOf members)
             making[key] = []
             copy = visit(defs[ref], only)
             lifted[key], selves[id(copy)] = (only, copy), making.pop(key)
-        return lifted[key][1] if key in lifted else None
+        copy = lifted[key][1] if key in lifted else None
+        if not making:  # a copy made inside a cycle is made again from another entry
+            for done in relative:
+                lifted.pop(done, None)
+            relative.clear()
+        return copy
+
+    def written(paths: Paths) -> str:
+        """A digest of ``paths`` (names and steps sorted; each shared tree once)."""
+        if id(paths) not in texts:
+            steps = sorted((str(k), written(v)) for k, v in paths[1].items())
+            texts[id(paths)] = paths, short_hash(json.dumps([sorted(paths[0]), steps]), 12)
+        return texts[id(paths)][1]
 
     def named(ref: str, copy: Json) -> str:
         """A definition for ``copy`` of ``ref`` (its members referring to itself given the
         name); the first pass, which only asks which definitions change, names none."""
         if id(copy) not in names:
-            digest = short_hash(json.dumps(copy, sort_keys=True), 12)  # (named by what it is)
+            mine = [id(m) for m in selves.get(id(copy), ())]
+            held = [n for n in schema_objects([copy]) if "\0" in str(n.get("$ref"))]
+            # (what it refers to under way is named later, by what that lift makes)
+            under = [root[0], written(root[1])] if any(id(n) not in mine for n in held) else []
+            digest = short_hash(json.dumps([copy, *under], sort_keys=True), 12)
             src, path = converter.origin[ref]
             key = (src, (*path, way.lower(), digest))
             name = converter.naming.name_of(key, f"{ref}{way}{digest[:6]}") if naming else digest
@@ -305,6 +324,9 @@ def leave_out(
 
     defs, new, lifted = schema.get("$defs", {}), dict[str, str](), dict[Any, Json]()
     making: dict[tuple[str, int], list[dict[str, str]]] = {}  # lifts under way: self-references
+    root: list[Any] = []  # the first of them: its definition and marks
+    texts: dict[int, tuple[Paths, str]] = {}  # ``written``'s
+    relative: set[tuple[str, int]] = set()  # lifts made inside a cycle under way
     names: dict[int, tuple[Json, str]] = {}  # each copy's (by id: kept with it)
     selves: dict[int, list[dict[str, str]]] = {}  # each copy's members referring to itself
     found: dict[int, Paths] = {}
@@ -333,13 +355,11 @@ def leave_out(
     # each visited even where another answer made it already: the copies its visit lifts (a
     # reference cycle entered there) are those ``top``'s then reuses, whichever came first
     for name, renamed in new.items():
-        lifted.clear()  # (each from scratch: what it lifts is not what an earlier one left)
         copy = visit(defs[name])
         if renamed not in converter.defs:  # (another answer's already)
             converter.defs[renamed], converter.deps[renamed] = copy, frozenset(def_refs(copy))
             converter.origin[renamed] = converter.origin[name]
     top = {k: v for k, v in schema.items() if k != "$defs"}  # a request's: its arguments stay
-    lifted.clear()
     out = visit(top) if way == "Answer" else children(top, lambda sub, _: visit(sub))
     for copy, name in names.values():  # (a member of a copy, once under way, named since)
         if converter.defs.get(name) is copy:
