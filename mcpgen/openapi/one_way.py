@@ -177,23 +177,39 @@ def leave_out(
 
     def paths(node: Json) -> Paths:
         """What a value of ``node`` is sent without: the properties, at any depth, marked by
-        ``node`` and what applies beside it (a member's own marks as ``read_only`` counts them)."""
+        ``node`` and what applies beside it (a member's own marks as ``read_only`` counts them).
+        A reference cycle adds nothing where it returns to a walk from ``node`` itself."""
+        if isinstance(node, dict) and id(node) not in found and id(node) not in rooted:
+            rooted[id(node)] = walk(node, {})[0]
+        return found.get(id(node)) or rooted.get(id(node), NONE)
+
+    def walk(node: Json, local: dict[int, Paths | None]) -> tuple[Paths, bool]:
+        """``paths`` of ``node`` in a walk (``local``: the nodes walked, None while under
+        way), whether no cycle was cut below it (then shared: ``found``; else the value would
+        depend on where the walk began, the order of ``paths``)."""
         if not isinstance(node, dict) or id(node) in found:
-            return found.get(id(node), NONE)
-        found[id(node)] = NONE  # (a reference cycle adds nothing)
+            return found.get(id(node), NONE), True
+        if id(node) in local:
+            return local[id(node)] or NONE, False
+        local[id(node)] = None
         marked: Paths = (frozenset(converter.read_only(node, keyword)), {})
+        exact = True
         members = [
             *converter.always(node),
             *(m for k in ("oneOf", "anyOf") for m in node.get(k) or ()),
         ]
-        for member in members:
-            marked = union(marked, (frozenset(), paths(member)[1]))
-        steps = [*node.get("properties", {}).items()]
-        for step, sub in [*steps, *((STEPS[k], node.get(k)) for k in STEPS)]:
-            if (under := paths(sub)) != NONE:  # (items, values: ``below``)
+        steps = [*node.get("properties", {}).items(), *((STEPS[k], node.get(k)) for k in STEPS)]
+        for step, sub in [*((None, m) for m in members), *steps]:
+            under, whole = walk(sub, local)
+            exact &= whole
+            if step is None:
+                marked = union(marked, (frozenset(), under[1]))
+            elif under != NONE:  # (items, values: ``below``)
                 marked = union(marked, (frozenset(), {step: under}))
-        found[id(node)] = marked
-        return marked
+        local[id(node)] = marked
+        if exact:
+            found[id(node)] = marked
+        return marked, exact
 
     def union(one: Paths, other: Paths) -> Paths:
         """The paths of both (each pair once: shared trees stay shared)."""
@@ -242,11 +258,16 @@ def leave_out(
     def restrict(one: Paths, known: Paths | None) -> Paths:
         """``one`` without the names ``known`` does not hold: marks that leave a definition's
         copy as it is. Equal results are one object (``lift``'s key)."""
-        if known is None or one == NONE:
+        if one == NONE:
             return one
-        if (id(one), id(known)) not in cut:
-            steps = {k: restrict(v, known[1][k]) for k, v in one[1].items() if k in known[1]}
-            shape = (one[0] & known[0], {k: v for k, v in steps.items() if v != NONE})
+        if (id(one), id(known)) not in cut:  # (None: all kept, still one object)
+            steps = {
+                k: restrict(v, known and known[1][k])
+                for k, v in one[1].items()
+                if known is None or k in known[1]
+            }
+            names = one[0] if known is None else one[0] & known[0]
+            shape = (names, {k: v for k, v in steps.items() if v != NONE})
             key = (shape[0], frozenset((k, id(v)) for k, v in shape[1].items()))
             cut[id(one), id(known)] = one, known, alike.setdefault(key, shape)
         return cut[id(one), id(known)][2]
@@ -255,18 +276,37 @@ def leave_out(
         """``ref``'s copy without ``only`` (None: the one being made); a reference inside it
         with other marks (``child: allOf: [Node, {id: readOnly}]``) is copied too, each
         (definition, marks) once."""
-        key = (ref, id(only))
-        if key not in lifted and key not in making:  # (each once: diamonds of allOf members)
+        key, under = (ref, id(only)), list(making)
+        root[:] = root if under else [ref, only]
+        if key in making or key in relative:  # (what is under way depends on where it began)
+            relative.update(under)
+        elif key not in lifted:  # (each once: diamonds of allOf members)
             making[key] = []
             copy = visit(defs[ref], only)
             lifted[key], selves[id(copy)] = (only, copy), making.pop(key)
-        return lifted[key][1] if key in lifted else None
+        copy = lifted[key][1] if key in lifted else None
+        if not making:  # a copy made inside a cycle is made again from another entry
+            for done in relative:
+                lifted.pop(done, None)
+            relative.clear()
+        return copy
+
+    def written(paths: Paths) -> str:
+        """A digest of ``paths`` (names and steps sorted; each shared tree once)."""
+        if id(paths) not in texts:
+            steps = sorted((str(k), written(v)) for k, v in paths[1].items())
+            texts[id(paths)] = paths, short_hash(json.dumps([sorted(paths[0]), steps]), 12)
+        return texts[id(paths)][1]
 
     def named(ref: str, copy: Json) -> str:
         """A definition for ``copy`` of ``ref`` (its members referring to itself given the
         name); the first pass, which only asks which definitions change, names none."""
         if id(copy) not in names:
-            digest = short_hash(json.dumps(copy, sort_keys=True), 12)  # (named by what it is)
+            mine = [id(m) for m in selves.get(id(copy), ())]
+            held = [n for n in schema_objects([copy]) if "\0" in str(n.get("$ref"))]
+            # (what it refers to under way is named later, by what that lift makes)
+            under = [root[0], written(root[1])] if any(id(n) not in mine for n in held) else []
+            digest = short_hash(json.dumps([copy, *under], sort_keys=True), 12)
             src, path = converter.origin[ref]
             key = (src, (*path, way.lower(), digest))
             name = converter.naming.name_of(key, f"{ref}{way}{digest[:6]}") if naming else digest
@@ -284,13 +324,17 @@ def leave_out(
 
     defs, new, lifted = schema.get("$defs", {}), dict[str, str](), dict[Any, Json]()
     making: dict[tuple[str, int], list[dict[str, str]]] = {}  # lifts under way: self-references
+    root: list[Any] = []  # the first of them: its definition and marks
+    texts: dict[int, tuple[Paths, str]] = {}  # ``written``'s
+    relative: set[tuple[str, int]] = set()  # lifts made inside a cycle under way
     names: dict[int, tuple[Json, str]] = {}  # each copy's (by id: kept with it)
     selves: dict[int, list[dict[str, str]]] = {}  # each copy's members referring to itself
     found: dict[int, Paths] = {}
+    rooted: dict[int, Paths] = {}  # (``paths`` of a node in a cycle)
     unions: dict[tuple[int, int], tuple[Paths, Paths, Paths]] = {}
     contained: dict[tuple[int, int], tuple[Paths, Paths, bool]] = {}
     held: dict[int, Paths | None] = {}
-    cut: dict[tuple[int, int], tuple[Paths, Paths, Paths]] = {}
+    cut: dict[tuple[int, int], tuple[Paths, Paths | None, Paths]] = {}
     alike: dict[Any, Paths] = {(frozenset(), frozenset()): NONE}
     naming: list[bool] = []  # (false: the first pass)
     changes = cache(lambda name: visit(defs[name]) != defs[name])  # (first pass: each once)
@@ -301,7 +345,7 @@ def leave_out(
         *(n for n in schemas.closure(new, converter.deps) & defs.keys() - new.keys() if changes(n)),
         *(n for n in defs if n not in new and converter.deps[n] & set(new)),
     }:
-        new.update({n: n for n in grown})  # changes, or refers to a definition that does
+        new.update({n: n for n in sorted(grown)})  # changes, or refers to one that does
     naming.append(True)
     for memo in (lifted, names, selves):
         memo.clear()  # (made with the new names found so far)
